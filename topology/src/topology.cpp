@@ -1,0 +1,322 @@
+// hwloc discovery and the plain-data view of a machine (see topology.hpp).
+#include <strata/topology/topology.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "topology_data.hpp"
+
+namespace strata {
+namespace {
+
+using data_ptr = std::shared_ptr<detail::topology_data>;
+
+struct bitmap {
+  hwloc_bitmap_t b = hwloc_bitmap_alloc();
+  bitmap() = default;
+  bitmap(const bitmap&) = delete;
+  bitmap& operator=(const bitmap&) = delete;
+  ~bitmap() { hwloc_bitmap_free(b); }
+};
+
+std::vector<int> to_list(hwloc_const_bitmap_t set) {
+  std::vector<int> out;
+  if (set == nullptr || hwloc_bitmap_iszero(set)) return out;
+  for (int i = hwloc_bitmap_first(set); i != -1; i = hwloc_bitmap_next(set, i)) out.push_back(i);
+  return out;
+}
+
+const char* backend_of(hwloc_topology_t t) {
+  const char* b = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "Backend");
+  return b != nullptr ? b : "unknown";
+}
+
+int ancestor_index(hwloc_obj_t obj, hwloc_obj_type_t type) {
+  hwloc_obj_t a = hwloc_get_ancestor_obj_by_type(nullptr, type, obj);
+  return a != nullptr ? static_cast<int>(a->logical_index) : -1;
+}
+
+// Fills the plain-data view from a loaded and restricted hwloc topology.
+void extract(detail::topology_data& d) {
+  hwloc_topology_t t = d.handle;
+
+  const int n_pack = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
+  const int n_numa = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+  const int n_l3 = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_L3CACHE);
+  int n_core = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+  const int n_pu = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+  // A description without cores (e.g. "pack:2 pu:4") treats each PU as a core.
+  const hwloc_obj_type_t core_type = n_core > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+  if (n_core <= 0) n_core = n_pu;
+
+  if (n_pack > 0) {
+    for (int i = 0; i < n_pack; ++i) {
+      hwloc_obj_t p = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+      d.packages.push_back({i, static_cast<int>(p->os_index), {}, {}});
+    }
+  } else {
+    d.packages.push_back({0, 0, {}, {}});  // no package level: the machine is one package
+  }
+  for (int i = 0; i < n_numa; ++i) {
+    hwloc_obj_t n = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    d.numa_nodes.push_back({i, static_cast<int>(n->os_index), n->attr->numanode.local_memory, {}});
+    const int pk = n_pack > 0 ? ancestor_index(n, HWLOC_OBJ_PACKAGE) : 0;
+    if (pk >= 0) d.packages[static_cast<std::size_t>(pk)].numa_nodes.push_back(i);
+  }
+  for (int i = 0; i < n_l3; ++i) {
+    hwloc_obj_t c = hwloc_get_obj_by_type(t, HWLOC_OBJ_L3CACHE, static_cast<unsigned>(i));
+    d.l3_groups.push_back({i, c->attr->cache.size, {}});
+  }
+
+  for (int i = 0; i < n_core; ++i) {
+    hwloc_obj_t c = hwloc_get_obj_by_type(t, core_type, static_cast<unsigned>(i));
+    core_info ci;
+    ci.id = i;
+    ci.os_index = static_cast<int>(c->os_index);
+    ci.l3 = ancestor_index(c, HWLOC_OBJ_L3CACHE);
+    ci.package = n_pack > 0 ? std::max(0, ancestor_index(c, HWLOC_OBJ_PACKAGE)) : 0;
+    // The first NUMA node (logical order) whose CPUs include this core.
+    for (int n = 0; n < n_numa && ci.numa_node < 0; ++n) {
+      hwloc_obj_t node = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
+      if (hwloc_bitmap_intersects(node->cpuset, c->cpuset)) ci.numa_node = n;
+    }
+    if (ci.numa_node < 0) ci.numa_node = 0;
+    const int n_in = hwloc_get_nbobjs_inside_cpuset_by_type(t, c->cpuset, HWLOC_OBJ_PU);
+    for (int k = 0; k < n_in; ++k) {
+      hwloc_obj_t pu = hwloc_get_obj_inside_cpuset_by_type(t, c->cpuset, HWLOC_OBJ_PU, static_cast<unsigned>(k));
+      ci.pus.push_back(static_cast<int>(pu->os_index));
+      d.pus.push_back({static_cast<int>(pu->os_index), static_cast<int>(pu->logical_index), i, ci.l3, ci.numa_node,
+                       ci.package});
+    }
+    if (ci.l3 >= 0) d.l3_groups[static_cast<std::size_t>(ci.l3)].cores.push_back(i);
+    if (!d.numa_nodes.empty()) d.numa_nodes[static_cast<std::size_t>(ci.numa_node)].cores.push_back(i);
+    d.packages[static_cast<std::size_t>(ci.package)].cores.push_back(i);
+    d.cores.push_back(std::move(ci));
+  }
+  std::sort(d.pus.begin(), d.pus.end(), [](const pu_info& a, const pu_info& b) { return a.os_index < b.os_index; });
+  if (d.numa_nodes.empty()) {  // hwloc always reports one, but never trust a description
+    d.numa_nodes.push_back({0, 0, 0, {}});
+    for (const auto& c : d.cores) d.numa_nodes[0].cores.push_back(c.id);
+    d.packages[0].numa_nodes.push_back(0);
+  }
+
+  // Distance matrix: hwloc's (ACPI SLIT or XML) when it covers every node,
+  // else Linux's default for a machine without a SLIT.
+  const std::size_t nn = d.numa_nodes.size();
+  d.distances.assign(nn * nn, 20);
+  for (std::size_t i = 0; i < nn; ++i) d.distances[i * nn + i] = 10;
+  unsigned nr = 1;
+  hwloc_distances_s* dist = nullptr;
+  if (hwloc_distances_get_by_type(t, HWLOC_OBJ_NUMANODE, &nr, &dist, HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) == 0 &&
+      nr == 1) {
+    std::vector<int> m(nn * nn, -1);
+    for (unsigned i = 0; i < dist->nbobjs; ++i) {
+      for (unsigned j = 0; j < dist->nbobjs; ++j) {
+        const auto a = dist->objs[i]->logical_index, b = dist->objs[j]->logical_index;
+        if (a < nn && b < nn) m[a * nn + b] = static_cast<int>(dist->values[i * dist->nbobjs + j]);
+      }
+    }
+    if (std::find(m.begin(), m.end(), -1) == m.end()) {
+      d.distances = std::move(m);
+      d.distances_from_hwloc = true;
+    }
+    hwloc_distances_release(t, dist);
+  }
+}
+
+// Restricts the loaded topology to `usable` and extracts the data view.
+void restrict_and_extract(detail::topology_data& d, hwloc_const_bitmap_t usable) {
+  if (hwloc_bitmap_iszero(usable)) {
+    throw config_error("strata: no usable CPU in " + d.source + " (allowed: " +
+                       format_cpu_list(d.limits.allowed_pus) + ", process binding: " +
+                       format_cpu_list(d.limits.bound_pus) + "): check taskset, cgroup cpuset or srun --cpu-bind");
+  }
+  if (hwloc_topology_restrict(d.handle, usable, 0) != 0) {
+    throw config_error(std::string("strata: hwloc could not restrict the topology to the usable CPUs: ") +
+                       std::strerror(errno));
+  }
+  d.limits.usable_pus = to_list(usable);
+  extract(d);
+}
+
+data_ptr new_handle(std::string source) {
+  auto d = std::make_shared<detail::topology_data>();
+  d->source = std::move(source);
+  if (hwloc_topology_init(&d->handle) != 0) throw config_error("strata: hwloc_topology_init failed");
+  // Keep disallowed PUs during load so the report can say what the cgroup removed.
+  hwloc_topology_set_flags(d->handle, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+  return d;
+}
+
+void load_or_throw(detail::topology_data& d, const std::string& what) {
+  if (hwloc_topology_load(d.handle) != 0) {
+    throw config_error("strata: hwloc could not load " + what + ": " + std::strerror(errno));
+  }
+}
+
+// Synthetic and XML machines: the description's allowed set is the limit;
+// the binding of this process says nothing about that machine.
+void finish_description(detail::topology_data& d) {
+  d.limits.machine_pus = to_list(hwloc_topology_get_complete_cpuset(d.handle));
+  d.limits.allowed_pus = to_list(hwloc_topology_get_allowed_cpuset(d.handle));
+  d.limits.bound_pus = d.limits.allowed_pus;
+  bitmap usable;
+  hwloc_bitmap_copy(usable.b, hwloc_topology_get_allowed_cpuset(d.handle));
+  restrict_and_extract(d, usable.b);
+}
+
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0';
+}
+
+}  // namespace
+
+topology::topology(std::shared_ptr<const detail::topology_data> data) : m_data(std::move(data)) {}
+
+topology topology::discover() {
+  auto d = new_handle("this system");
+  load_or_throw(*d, "this machine");
+  const std::string backend = backend_of(d->handle);
+  // hwloc falls back to the real machine when HWLOC_XMLFILE / HWLOC_SYNTHETIC
+  // name something unusable, and says nothing: say it.
+  if (env_set("HWLOC_XMLFILE") && backend != "XML") {
+    throw config_error(std::string("strata: HWLOC_XMLFILE='") + std::getenv("HWLOC_XMLFILE") +
+                       "' could not be loaded (hwloc fell back to the " + backend +
+                       " backend, i.e. the real machine); accepted: a readable XML file exported by lstopo, "
+                       "or unset the variable");
+  }
+  if (env_set("HWLOC_SYNTHETIC") && backend != "Synthetic") {
+    throw config_error(std::string("strata: HWLOC_SYNTHETIC='") + std::getenv("HWLOC_SYNTHETIC") +
+                       "' was rejected by hwloc (it fell back to the " + backend +
+                       " backend); accepted: a synthetic description such as 'pack:2 numa:2 core:4 pu:2'");
+  }
+  d->this_system = hwloc_topology_is_thissystem(d->handle) != 0;
+  if (backend != "Linux" && backend != "unknown") d->source = std::string("hwloc ") + backend + " backend (from environment)";
+  if (!d->this_system) {
+    finish_description(*d);
+    return topology{d};
+  }
+
+  d->limits.machine_pus = to_list(hwloc_topology_get_complete_cpuset(d->handle));
+  d->limits.allowed_pus = to_list(hwloc_topology_get_allowed_cpuset(d->handle));
+  bitmap bound;
+  if (hwloc_get_cpubind(d->handle, bound.b, HWLOC_CPUBIND_PROCESS) != 0) {
+    hwloc_bitmap_copy(bound.b, hwloc_topology_get_allowed_cpuset(d->handle));
+  }
+  d->limits.bound_pus = to_list(bound.b);
+  bitmap usable;
+  hwloc_bitmap_and(usable.b, bound.b, hwloc_topology_get_allowed_cpuset(d->handle));
+  restrict_and_extract(*d, usable.b);
+  return topology{d};
+}
+
+topology topology::synthetic(std::string_view description) {
+  const std::string desc(description);
+  const char* accepted =
+      "accepted: hwloc synthetic syntax, levels of type:count from the top, e.g. 'pack:2 numa:2 l3:1 core:4 pu:2'";
+  if (desc.find_first_not_of(" \t") == std::string::npos) {
+    throw config_error("strata: empty synthetic topology description; " + std::string(accepted));
+  }
+  auto d = new_handle("synthetic: " + desc);
+  if (hwloc_topology_set_synthetic(d->handle, desc.c_str()) != 0) {
+    throw config_error("strata: invalid synthetic topology '" + desc + "'; " + accepted);
+  }
+  load_or_throw(*d, "synthetic topology '" + desc + "'");
+  finish_description(*d);
+  return topology{d};
+}
+
+topology topology::from_xml(const std::string& path) {
+  std::error_code ec;
+  if (path.empty()) throw config_error("strata: empty XML topology path; accepted: a file exported by lstopo --of xml");
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw config_error("strata: XML topology file '" + path +
+                       "' does not exist or is not a regular file; accepted: a file exported by lstopo --of xml");
+  }
+  if (!std::ifstream(path).good()) throw config_error("strata: XML topology file '" + path + "' is not readable");
+  auto d = new_handle("xml: " + path);
+  if (hwloc_topology_set_xml(d->handle, path.c_str()) != 0) {
+    throw config_error("strata: hwloc rejected XML topology '" + path + "': " + std::strerror(errno));
+  }
+  if (hwloc_topology_load(d->handle) != 0) {
+    throw config_error("strata: malformed XML topology '" + path +
+                       "' (hwloc could not parse it); accepted: a file exported by lstopo --of xml");
+  }
+  if (std::string(backend_of(d->handle)) != "XML") {
+    throw config_error("strata: XML topology '" + path + "' was not loaded (hwloc fell back to the " +
+                       backend_of(d->handle) + " backend)");
+  }
+  finish_description(*d);
+  return topology{d};
+}
+
+bool topology::is_this_system() const noexcept { return m_data->this_system; }
+std::size_t topology::num_packages() const noexcept { return m_data->packages.size(); }
+std::size_t topology::num_numa_nodes() const noexcept { return m_data->numa_nodes.size(); }
+std::size_t topology::num_l3() const noexcept { return m_data->l3_groups.size(); }
+std::size_t topology::num_cores() const noexcept { return m_data->cores.size(); }
+std::size_t topology::num_pus() const noexcept { return m_data->pus.size(); }
+bool topology::distances_from_hwloc() const noexcept { return m_data->distances_from_hwloc; }
+const std::vector<pu_info>& topology::pus() const noexcept { return m_data->pus; }
+const std::vector<core_info>& topology::cores() const noexcept { return m_data->cores; }
+const std::vector<l3_info>& topology::l3_groups() const noexcept { return m_data->l3_groups; }
+const std::vector<numa_info>& topology::numa_nodes() const noexcept { return m_data->numa_nodes; }
+const std::vector<package_info>& topology::packages() const noexcept { return m_data->packages; }
+const cpu_limits& topology::limits() const noexcept { return m_data->limits; }
+const std::string& topology::source() const noexcept { return m_data->source; }
+
+int topology::numa_distance(int a, int b) const {
+  const int n = static_cast<int>(m_data->numa_nodes.size());
+  if (a < 0 || a >= n || b < 0 || b >= n) {
+    throw config_error("strata: numa_distance(" + std::to_string(a) + ", " + std::to_string(b) +
+                       "): this machine has NUMA nodes 0.." + std::to_string(n - 1));
+  }
+  return m_data->distances[static_cast<std::size_t>(a * n + b)];
+}
+
+const pu_info* topology::find_pu(int os_index) const noexcept {
+  const auto& p = m_data->pus;
+  auto it = std::lower_bound(p.begin(), p.end(), os_index, [](const pu_info& x, int v) { return x.os_index < v; });
+  return it != p.end() && it->os_index == os_index ? &*it : nullptr;
+}
+
+bool topology::bind_current_thread(int pu_os_index) const {
+  if (!m_data->this_system) return false;
+  if (find_pu(pu_os_index) == nullptr) {
+    throw config_error("strata: cannot bind to PU " + std::to_string(pu_os_index) + ": not a usable PU (usable: " +
+                       format_cpu_list(m_data->limits.usable_pus) + ")");
+  }
+  bitmap set;
+  hwloc_bitmap_only(set.b, static_cast<unsigned>(pu_os_index));
+  if (hwloc_set_cpubind(m_data->handle, set.b, HWLOC_CPUBIND_THREAD | HWLOC_CPUBIND_STRICT) != 0) {
+    throw config_error("strata: binding a thread to PU " + std::to_string(pu_os_index) +
+                       " failed: " + std::strerror(errno));
+  }
+  return true;
+}
+
+std::string format_cpu_list(const std::vector<int>& pus) {
+  std::vector<int> v = pus;
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  std::string out;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(v[i]);
+    if (j > i) out += '-' + std::to_string(v[j]);
+    i = j + 1;
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+}  // namespace strata
