@@ -112,7 +112,7 @@ fi
 binary=$(realpath -s -- "$binary")
 
 # --- host tools ----------------------------------------------------------------
-is_root() { [[ $(id -u) -eq 0 ]]; }
+is_root() { ((EUID == 0)); }
 
 apt_install() {
     export DEBIAN_FRONTEND=noninteractive
@@ -339,15 +339,27 @@ qemu+=(-nographic -no-reboot -nic none
 log=$work/console.log
 status_file=$work/status
 fifo=$work/console.fifo
+qemu_err=$work/qemu.stderr
 mkfifo "$fifo"
 
-# Reads the console: raw copy (CRs stripped) to $log, test output to stdout.
+# Removes terminal control sequences (SeaBIOS resets the screen) from $line.
+strip_escapes() {
+    local csi=$'(.*)\e\\[[0-9;?]*[A-Za-z](.*)'
+    line=${line//$'\e'c/}
+    while [[ $line =~ $csi ]]; do line=${BASH_REMATCH[1]}${BASH_REMATCH[2]}; done
+}
+
+# Reads the console: a copy (CRs and escapes stripped) to $log, test output
+# (everything between the start marker and the sentinel, as is) to stdout.
 filter_console() {
-    local line state=boot
+    local line raw state=boot
     exec 3>"$log"
     while IFS= read -r line || [[ -n $line ]]; do
         line=${line//$'\r'/}
+        raw=$line
+        strip_escapes
         printf '%s\n' "$line" >&3
+        [[ $state == boot ]] || line=$raw
         case $state in
             boot)
                 ((verbose)) && printf '%s\n' "$line"
@@ -375,7 +387,7 @@ start=$SECONDS
 filter_console <"$fifo" &
 filter_pid=$!
 # timeout forwards TERM to QEMU; -k makes sure it is gone 10 s later.
-timeout -k 10 "$timeout_s" "${qemu[@]}" </dev/null >"$fifo" 2>&1 &
+timeout -k 10 "$timeout_s" "${qemu[@]}" </dev/null >"$fifo" 2>"$qemu_err" &
 qemu_pid=$!
 qemu_rc=0
 wait "$qemu_pid" || qemu_rc=$?
@@ -383,6 +395,9 @@ qemu_pid=
 wait "$filter_pid" || true
 elapsed=$((SECONDS - start))
 
+if ((verbose)) && [[ -s $qemu_err ]]; then
+    sed 's/^/qemu: /' "$qemu_err" >&2
+fi
 if [[ -s $status_file ]]; then
     exit "$(<"$status_file")"
 fi
@@ -398,5 +413,9 @@ fi
     printf '%s: error: no %s line from the guest (%s); last console lines:\n' \
         "$prog" "$SENTINEL" "$reason"
     tail -n 40 "$log" 2>/dev/null | sed 's/^/  | /'
+    if [[ -s $qemu_err ]]; then
+        printf '%s: QEMU said:\n' "$prog"
+        tail -n 20 "$qemu_err" | sed 's/^/  | /'
+    fi
 } >&2
 exit "$NO_RESULT"

@@ -66,7 +66,7 @@ config config::from_env() {
     try {
       c.topology = looks_like_xml_path(t) ? topology::from_xml(t) : topology::synthetic(t);
     } catch (const config_error& e) {
-      throw config_error(std::string("strata: STRATA_TOPOLOGY='") + t + "' is invalid: " + e.what() +
+      throw config_error(std::string("strata: STRATA_TOPOLOGY='") + t + "' is invalid: " + e.reason() +
                          "; accepted: a path to an XML file exported by lstopo (containing '/' or ending in .xml) "
                          "or an hwloc synthetic description such as 'pack:2 numa:2 l3:1 core:4 pu:2'");
     }

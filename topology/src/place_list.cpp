@@ -116,6 +116,7 @@ class parser {
         for (int pu : bare) places.push_back({pu});
       }
     } while (eat(','));
+    if (peek() == '}') fail("unbalanced '}'");
     if (!done()) fail(std::string("unexpected '") + peek() + "'");
     return places;
   }

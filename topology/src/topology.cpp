@@ -33,11 +33,6 @@ std::vector<int> to_list(hwloc_const_bitmap_t set) {
   return out;
 }
 
-const char* backend_of(hwloc_topology_t t) {
-  const char* b = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t), "Backend");
-  return b != nullptr ? b : "unknown";
-}
-
 int ancestor_index(hwloc_obj_t obj, hwloc_obj_type_t type) {
   hwloc_obj_t a = hwloc_get_ancestor_obj_by_type(nullptr, type, obj);
   return a != nullptr ? static_cast<int>(a->logical_index) : -1;
@@ -182,24 +177,30 @@ bool env_set(const char* name) {
 topology::topology(std::shared_ptr<const detail::topology_data> data) : m_data(std::move(data)) {}
 
 topology topology::discover() {
+  // hwloc silently falls back to the real machine when HWLOC_XMLFILE or
+  // HWLOC_SYNTHETIC name something unusable. Load them explicitly instead,
+  // where a bad file or description is an error that names the variable.
+  if (env_set("HWLOC_XMLFILE")) {
+    const std::string path = std::getenv("HWLOC_XMLFILE");
+    try {
+      return from_xml(path);
+    } catch (const config_error& e) {
+      throw config_error(std::string("strata: HWLOC_XMLFILE='") + path + "' is unusable (hwloc alone would silently " +
+                         "fall back to the real machine): " + e.reason());
+    }
+  }
+  if (env_set("HWLOC_SYNTHETIC")) {
+    const std::string desc = std::getenv("HWLOC_SYNTHETIC");
+    try {
+      return synthetic(desc);
+    } catch (const config_error& e) {
+      throw config_error(std::string("strata: HWLOC_SYNTHETIC='") + desc + "' is unusable (hwloc alone would " +
+                         "silently fall back to the real machine): " + e.reason());
+    }
+  }
   auto d = new_handle("this system");
   load_or_throw(*d, "this machine");
-  const std::string backend = backend_of(d->handle);
-  // hwloc falls back to the real machine when HWLOC_XMLFILE / HWLOC_SYNTHETIC
-  // name something unusable, and says nothing: say it.
-  if (env_set("HWLOC_XMLFILE") && backend != "XML") {
-    throw config_error(std::string("strata: HWLOC_XMLFILE='") + std::getenv("HWLOC_XMLFILE") +
-                       "' could not be loaded (hwloc fell back to the " + backend +
-                       " backend, i.e. the real machine); accepted: a readable XML file exported by lstopo, "
-                       "or unset the variable");
-  }
-  if (env_set("HWLOC_SYNTHETIC") && backend != "Synthetic") {
-    throw config_error(std::string("strata: HWLOC_SYNTHETIC='") + std::getenv("HWLOC_SYNTHETIC") +
-                       "' was rejected by hwloc (it fell back to the " + backend +
-                       " backend); accepted: a synthetic description such as 'pack:2 numa:2 core:4 pu:2'");
-  }
   d->this_system = hwloc_topology_is_thissystem(d->handle) != 0;
-  if (backend != "Linux" && backend != "unknown") d->source = std::string("hwloc ") + backend + " backend (from environment)";
   if (!d->this_system) {
     finish_description(*d);
     return topology{d};
@@ -249,10 +250,6 @@ topology topology::from_xml(const std::string& path) {
   if (hwloc_topology_load(d->handle) != 0) {
     throw config_error("strata: malformed XML topology '" + path +
                        "' (hwloc could not parse it); accepted: a file exported by lstopo --of xml");
-  }
-  if (std::string(backend_of(d->handle)) != "XML") {
-    throw config_error("strata: XML topology '" + path + "' was not loaded (hwloc fell back to the " +
-                       backend_of(d->handle) + " backend)");
   }
   finish_description(*d);
   return topology{d};

@@ -11,6 +11,13 @@ namespace strata {
 class config_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+
+  // The message without its leading "strata: ", for wrapping in a more
+  // specific message ("STRATA_TOPOLOGY='x' is invalid: <reason>").
+  std::string reason() const {
+    std::string m = what();
+    return m.rfind("strata: ", 0) == 0 ? m.substr(8) : m;
+  }
 };
 
 }  // namespace strata

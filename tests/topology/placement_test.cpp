@@ -1,0 +1,225 @@
+// Exact worker-to-PU maps (close and spread) and exact steal tiers on
+// machines we do not have: synthetic 1-, 2- and 4-socket machines and an
+// asymmetric XML machine with a disallowed core.
+#include <gtest/gtest.h>
+#include <strata/topology/placement.hpp>
+
+#include <string>
+#include <vector>
+
+#include "env_guard.hpp"
+#include "json_reader.hpp"
+
+namespace {
+
+using strata::bind_policy;
+using strata::config;
+using strata::config_error;
+using strata::placement_plan;
+using strata::tier_kind;
+using strata::topology;
+using ids = std::vector<unsigned>;
+
+config on(const topology& t, std::optional<unsigned> workers = std::nullopt, bind_policy b = bind_policy::close,
+          std::string places = "cores") {
+  config c;
+  c.topology = t;
+  c.workers = workers;
+  c.bind = b;
+  c.places = std::move(places);
+  return c;
+}
+
+std::vector<int> pus_of(const placement_plan& p) {
+  std::vector<int> v;
+  for (const auto& w : p.workers()) v.push_back(w.pu_os_index);
+  return v;
+}
+
+std::vector<ids> tier_ids(const placement_plan& p, unsigned w) {
+  std::vector<ids> v;
+  for (const auto& t : p.tiers_of(w)) v.push_back(t.workers);
+  return v;
+}
+
+ids range(unsigned a, unsigned b) {  // [a, b]
+  ids v;
+  for (unsigned i = a; i <= b; ++i) v.push_back(i);
+  return v;
+}
+
+const topology& two_socket() {
+  static const topology t = topology::synthetic("pack:2 numa:2 l3:1 core:4 pu:2");
+  return t;
+}
+
+TEST(ThisMachineShape, OnePackageTwoCores) {
+  const auto p = placement_plan::compute(on(topology::synthetic("pack:1 l3:1 core:2 pu:1")));
+  EXPECT_EQ(pus_of(p), (std::vector<int>{0, 1}));
+  EXPECT_EQ(tier_ids(p, 0), (std::vector<ids>{{1}}));
+  EXPECT_EQ(p.tiers_of(0)[0].kind, tier_kind::l3);
+  EXPECT_EQ(tier_ids(p, 1), (std::vector<ids>{{0}}));
+  EXPECT_FALSE(p.pins());
+  // Without an L3 the one tier is the NUMA node.
+  const auto q = placement_plan::compute(on(topology::synthetic("pack:1 core:2 pu:1")));
+  EXPECT_EQ(q.tiers_of(0)[0].kind, tier_kind::numa);
+  EXPECT_EQ(tier_ids(q, 0), (std::vector<ids>{{1}}));
+  // One worker has no victims.
+  EXPECT_TRUE(placement_plan::compute(on(topology::synthetic("pack:1 core:2 pu:1"), 1)).tiers_of(0).empty());
+}
+
+TEST(TwoSocket, DefaultIsOneWorkerPerCoreClose) {
+  const auto p = placement_plan::compute(on(two_socket()));
+  ASSERT_EQ(p.num_workers(), 16u);
+  std::vector<int> expect;
+  for (int i = 0; i < 16; ++i) expect.push_back(2 * i);  // first PU of each core, SMT siblings skipped
+  EXPECT_EQ(pus_of(p), expect);
+  EXPECT_EQ(tier_ids(p, 0), (std::vector<ids>{{1, 2, 3}, range(4, 7), range(8, 15)}));
+  EXPECT_EQ(p.tiers_of(0)[0].kind, tier_kind::l3);
+  EXPECT_EQ(p.tiers_of(0)[1].kind, tier_kind::package);
+  EXPECT_EQ(p.tiers_of(0)[2].kind, tier_kind::remote);
+  EXPECT_EQ(p.tiers_of(0)[2].distance, 20);
+  EXPECT_EQ(tier_ids(p, 9), (std::vector<ids>{{8, 10, 11}, range(12, 15), range(0, 7)}));
+  EXPECT_EQ(p.workers()[9].numa_node, 2);
+  EXPECT_EQ(p.workers()[9].package, 1);
+  EXPECT_EQ(p.workers()[9].core, 9);
+}
+
+TEST(TwoSocket, CloseAndSpreadFourWorkers) {
+  EXPECT_EQ(pus_of(placement_plan::compute(on(two_socket(), 4))), (std::vector<int>{0, 2, 4, 6}));
+  const auto s = placement_plan::compute(on(two_socket(), 4, bind_policy::spread));
+  EXPECT_EQ(pus_of(s), (std::vector<int>{0, 8, 16, 24}));  // one per NUMA node
+  EXPECT_EQ(tier_ids(s, 0), (std::vector<ids>{{1}, {2, 3}}));
+  EXPECT_EQ(s.tiers_of(0)[0].kind, tier_kind::package);
+  EXPECT_EQ(s.tiers_of(0)[1].kind, tier_kind::remote);
+}
+
+TEST(TwoSocket, SmtSiblingsOnlyBeyondOneWorkerPerCore) {
+  const auto p = placement_plan::compute(on(two_socket(), 32));
+  const auto pus = pus_of(p);
+  EXPECT_EQ(pus[15], 30);
+  EXPECT_EQ(pus[16], 1);
+  EXPECT_EQ(pus[31], 31);
+  // Worker 0 shares its core with worker 16: that is its nearest tier.
+  EXPECT_EQ(tier_ids(p, 0)[0], (ids{16}));
+  EXPECT_EQ(p.tiers_of(0)[0].kind, tier_kind::core);
+  EXPECT_EQ(tier_ids(p, 0)[1], (ids{1, 2, 3, 17, 18, 19}));
+}
+
+TEST(TwoSocket, OversubscriptionNeedsTheSetting) {
+  try {
+    (void)placement_plan::compute(on(two_socket(), 33));
+    FAIL() << "33 workers on 32 PUs without oversubscribe";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("STRATA_OVERSUBSCRIBE"), std::string::npos) << e.what();
+  }
+  auto c = on(two_socket(), 33);
+  c.oversubscribe = true;
+  const auto p = placement_plan::compute(c);
+  EXPECT_EQ(p.workers()[32].pu_os_index, 0);
+}
+
+TEST(TwoSocket, NumaPlacesSpread) {
+  const auto p = placement_plan::compute(on(two_socket(), 8, bind_policy::spread, "numa"));
+  EXPECT_EQ(pus_of(p), (std::vector<int>{0, 2, 8, 10, 16, 18, 24, 26}));
+  const auto c = placement_plan::compute(on(two_socket(), 6, bind_policy::close, "numa"));
+  EXPECT_EQ(pus_of(c), (std::vector<int>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(placement_plan::compute(on(two_socket(), std::nullopt, bind_policy::close, "numa(2)")).num_workers(), 8u);
+}
+
+TEST(TwoSocket, ThreadsAndExplicitPlaces) {
+  EXPECT_EQ(pus_of(placement_plan::compute(on(two_socket(), 4, bind_policy::close, "threads"))),
+            (std::vector<int>{0, 1, 2, 3}));
+  const auto e = placement_plan::compute(on(two_socket(), std::nullopt, bind_policy::close, "{0:4}:2:4"));
+  EXPECT_EQ(pus_of(e), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(tier_ids(e, 0)[0], (ids{1})) << "PUs 0 and 1 share core 0";
+  EXPECT_EQ(pus_of(placement_plan::compute(on(two_socket(), std::nullopt, bind_policy::close, "0-3,8-11"))),
+            (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
+  EXPECT_EQ(pus_of(placement_plan::compute(on(two_socket(), 2, bind_policy::spread, "{0},{8},{16},{24}"))),
+            (std::vector<int>{0, 16}));
+  EXPECT_THROW((void)placement_plan::compute(on(two_socket(), std::nullopt, bind_policy::close, "{0,99}")),
+               config_error);
+  EXPECT_THROW((void)placement_plan::compute(on(two_socket(), std::nullopt, bind_policy::close, "cores(17)")),
+               config_error);
+}
+
+TEST(FourSocket, TiersByPackageAndDistance) {
+  const auto t = topology::synthetic("pack:4 numa:1 core:8 pu:1");
+  const auto p = placement_plan::compute(on(t));
+  ASSERT_EQ(p.num_workers(), 32u);
+  for (unsigned i = 0; i < 32; ++i) EXPECT_EQ(p.workers()[i].pu_os_index, static_cast<int>(i));
+  EXPECT_EQ(tier_ids(p, 0), (std::vector<ids>{range(1, 7), range(8, 31)}));
+  EXPECT_EQ(p.tiers_of(0)[0].kind, tier_kind::numa);
+  EXPECT_EQ(tier_ids(p, 20), (std::vector<ids>{{16, 17, 18, 19, 21, 22, 23}, [] {
+                                                 ids v = range(0, 15);
+                                                 for (unsigned i = 24; i < 32; ++i) v.push_back(i);
+                                                 return v;
+                                               }()}));
+  const auto s = placement_plan::compute(on(t, 4, bind_policy::spread));
+  EXPECT_EQ(pus_of(s), (std::vector<int>{0, 8, 16, 24}));
+  EXPECT_EQ(tier_ids(s, 2), (std::vector<ids>{{0, 1, 3}}));
+}
+
+TEST(Xml, AsymmetricWithDisallowedCore) {
+  const auto t = topology::from_xml(STRATA_TEST_DATA_DIR "/asymmetric.xml");
+  const auto p = placement_plan::compute(on(t));
+  EXPECT_EQ(pus_of(p), (std::vector<int>{0, 4, 6, 8, 10}));
+  EXPECT_EQ(tier_ids(p, 0), (std::vector<ids>{{1}, {2, 3, 4}}));
+  EXPECT_EQ(p.tiers_of(0)[1].distance, 21);
+  EXPECT_EQ(tier_ids(p, 3), (std::vector<ids>{{2, 4}, {0, 1}}));
+  EXPECT_EQ(pus_of(placement_plan::compute(on(t, 2, bind_policy::spread))), (std::vector<int>{0, 6}));
+  EXPECT_EQ(pus_of(placement_plan::compute(on(t, 3, bind_policy::close, "sockets"))), (std::vector<int>{0, 4, 6}));
+  EXPECT_EQ(pus_of(placement_plan::compute(on(t, 4, bind_policy::spread, "sockets"))),
+            (std::vector<int>{0, 4, 6, 8}));
+  // PU 2 belongs to the disallowed core.
+  try {
+    (void)placement_plan::compute(on(t, std::nullopt, bind_policy::close, "{2}"));
+    FAIL();
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("PU 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)placement_plan::compute(on(t, 11)), config_error);
+}
+
+TEST(Deterministic, OneWorker) {
+  auto c = on(two_socket());
+  c.deterministic_seed = 42;
+  EXPECT_EQ(placement_plan::compute(c).num_workers(), 1u);
+  c.workers = 4;
+  EXPECT_THROW((void)placement_plan::compute(c), config_error);
+}
+
+TEST(Json, PlacementAndTiers) {
+  const auto p = placement_plan::compute(on(two_socket()));
+  const auto j = strata::test::json_reader::parse(p.to_json());
+  EXPECT_EQ(j["topology"]["numa_nodes"].size(), 4u);
+  ASSERT_EQ(j["placement"].size(), 16u);
+  EXPECT_EQ(j["placement"][9]["pu"].as_int(), 18);
+  EXPECT_EQ(j["placement"][9]["numa_node"].as_int(), 2);
+  EXPECT_EQ(j["tiers"][0][0].ints(), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(j["tiers"][0][2].size(), 8u);
+}
+
+TEST(Slurm, CpusPerTaskLimitsTheDefaultOnThisSystem) {
+  strata::test::env_guard g;
+  strata::test::clear_strata_env(g);
+  const auto all = placement_plan::compute(config{});
+  g.set("SLURM_CPUS_PER_TASK", "1");
+  EXPECT_EQ(placement_plan::compute(config{}).num_workers(), 1u);
+  // An explicit count wins; a synthetic machine is not the SLURM allocation.
+  config explicit_count;
+  explicit_count.workers = static_cast<unsigned>(all.num_workers());
+  EXPECT_EQ(placement_plan::compute(explicit_count).num_workers(), all.num_workers());
+  EXPECT_EQ(placement_plan::compute(on(two_socket())).num_workers(), 16u);
+  g.set("SLURM_CPUS_PER_TASK", "1000");
+  EXPECT_EQ(placement_plan::compute(config{}).num_workers(), all.num_workers());
+  g.set("SLURM_CPUS_PER_TASK", "two");
+  try {
+    (void)placement_plan::compute(config{});
+    FAIL();
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("SLURM_CPUS_PER_TASK='two'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
