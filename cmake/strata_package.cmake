@@ -16,5 +16,7 @@ get_property(_strata_libs GLOBAL PROPERTY STRATA_MODULE_LIBS)
 list(REVERSE _strata_libs)
 list(TRANSFORM _strata_libs PREPEND "-l" OUTPUT_VARIABLE _strata_lflags)
 string(JOIN " " STRATA_PC_LIBS ${_strata_lflags})
+# Relocatable: the prefix is found relative to the .pc file itself.
+file(RELATIVE_PATH STRATA_PC_UP /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/strata.pc.in ${PROJECT_BINARY_DIR}/strata.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/strata.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

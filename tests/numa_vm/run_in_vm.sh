@@ -203,9 +203,16 @@ fi
 # --- scratch directory -----------------------------------------------------------
 work=$(mktemp -d "$cache/run.XXXXXX")
 qemu_pid=
+filter_pid=
 cleanup() {
     local rc=$?
-    if [[ -n $qemu_pid ]]; then kill -TERM "$qemu_pid" 2>/dev/null || true; fi
+    # Interrupted: stop QEMU (timeout passes the TERM on) and let the console
+    # reader see EOF before the scratch directory goes.
+    if [[ -n $qemu_pid ]]; then
+        kill -TERM "$qemu_pid" 2>/dev/null || true
+        wait "$qemu_pid" 2>/dev/null || true
+    fi
+    if [[ -n $filter_pid ]]; then wait "$filter_pid" 2>/dev/null || true; fi
     if [[ ${STRATA_VM_KEEP:-0} == 1 ]]; then
         note "kept scratch directory $work"
     else
@@ -393,6 +400,7 @@ qemu_rc=0
 wait "$qemu_pid" || qemu_rc=$?
 qemu_pid=
 wait "$filter_pid" || true
+filter_pid=
 elapsed=$((SECONDS - start))
 
 if ((verbose)) && [[ -s $qemu_err ]]; then

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing (Debian packages, as root), builds
+# the release preset incrementally, prints the machine report (strata-info)
+# and runs the benchmark suite when it is built.
+#   ./run.sh [strata-bench arguments]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+"$root/tools/setup.sh" release
+build="$root/build/release"
+
+echo "== strata-info: the machine and where the workers go"
+"$build/tools/strata-info"
+if [[ -x $build/bench/strata-bench ]]; then
+  echo "== strata-bench: default suite"
+  "$build/bench/strata-bench" "$@"
+else
+  echo "== strata-bench is not built yet (it lands with the scheduler, issue #3)"
+fi

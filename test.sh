@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Every test: installs what is missing (Debian packages, as root), builds a
+# preset incrementally (default: dev) and runs ctest on it.
+#   ./test.sh                        all tests on the dev build
+#   ./test.sh --preset asan -L unit  the unit label under ASan+UBSan
+# Further arguments go to ctest.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+preset=dev
+if [[ ${1:-} == --preset ]]; then
+  preset=${2:?--preset needs a name: dev, release, asan, tsan}
+  shift 2
+fi
+"$root/tools/setup.sh" "$preset" test
+cd "$root/build/$preset"
+ctest --output-on-failure -j2 "$@"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tools/setup.sh: shared by ./run.sh and ./test.sh. Installs the Debian
+# packages strata needs that are missing (apt-get, needs root), then
+# configures (once) and builds (incrementally) one CMake preset.
+#
+#   tools/setup.sh PRESET [test]     "test" adds the packages only tests need
+set -euo pipefail
+
+preset=${1:?usage: tools/setup.sh PRESET [test]}
+purpose=${2:-run}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Build and library dependencies, benchmark peers (oneTBB; OpenMP is libgomp
+# from g++), and likwid for the optional Marker API.
+packages=(g++ cmake ninja-build pkg-config libhwloc-dev hwloc libnuma-dev numactl
+          libopenmpi-dev openmpi-bin libboost-dev libgtest-dev libtbb-dev likwid)
+# The NUMA VM test boots a Debian cloud kernel under QEMU.
+if [[ $purpose == test ]]; then
+  packages+=(qemu-system-x86 busybox-static cpio)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "strata: missing Debian packages: ${missing[*]}" >&2
+    echo "strata: installing them needs root: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "strata: installing missing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cd "$root"
+build="build/$preset"
+if [[ ! -f $build/CMakeCache.txt ]]; then
+  cmake --preset "$preset" >/dev/null
+fi
+cmake --build --preset "$preset"
