@@ -1,0 +1,77 @@
+// frame_pool: per-worker allocator of task frames.
+//
+// The owner allocates and frees with plain list operations. A frame freed
+// by another thread (a thief ran it) goes onto an atomic "remote" stack; the
+// owner takes the whole stack with one exchange when its own list runs dry,
+// so there is no ABA (nobody pops single nodes from the shared stack).
+// Slabs are allocated by the owner (after pinning: first touch is local) and
+// released when the pool dies.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include <strata/config.hpp>
+#include <strata/runtime/ext/task.hpp>
+
+namespace strata::detail {
+
+class frame_pool {
+ public:
+  static constexpr std::size_t k_slab_frames = 512;  // 64 KiB per slab
+
+  frame_pool() = default;
+  frame_pool(const frame_pool&) = delete;
+  frame_pool& operator=(const frame_pool&) = delete;
+  ~frame_pool() {
+    for (void* s : m_slabs) ::operator delete(s, std::align_val_t{k_destructive_size});
+  }
+
+  // Owner only.
+  task* allocate() {
+    task* t = m_free;
+    if (t == nullptr) t = refill();
+    m_free = t->next.load(std::memory_order_relaxed);  // relaxed: owner-private list
+    return t;
+  }
+  // Owner only.
+  void free_local(task* t) noexcept {
+    t->next.store(m_free, std::memory_order_relaxed);  // relaxed: owner-private list
+    m_free = t;
+  }
+  // Any thread.
+  void free_remote(task* t) noexcept {
+    task* head = m_remote.load(std::memory_order_relaxed);  // relaxed: the CAS below validates it
+    do {
+      t->next.store(head, std::memory_order_relaxed);  // relaxed: published by the release CAS
+      // release: publishes t->next to the owner's acquire exchange in refill.
+    } while (!m_remote.compare_exchange_weak(head, t, std::memory_order_release, std::memory_order_relaxed));
+  }
+  std::size_t slabs() const noexcept { return m_slabs.size(); }
+
+ private:
+  task* refill() {
+    // acquire: pairs with the release CAS in free_remote.
+    task* r = m_remote.exchange(nullptr, std::memory_order_acquire);
+    if (r != nullptr) return r;
+    void* mem = ::operator new(k_slab_frames * sizeof(task), std::align_val_t{k_destructive_size});
+    m_slabs.push_back(mem);
+    task* frames = static_cast<task*>(mem);
+    for (std::size_t i = 0; i < k_slab_frames; ++i) ::new (&frames[i]) task{};
+    for (std::size_t i = 0; i + 1 < k_slab_frames; ++i) frames[i].next.store(&frames[i + 1], std::memory_order_relaxed);
+    frames[k_slab_frames - 1].next.store(nullptr, std::memory_order_relaxed);
+    return frames;
+  }
+
+  task* m_free = nullptr;  // owner-private free list
+  std::vector<void*> m_slabs;
+  // Written by any thread (CAS push), taken by the owner (exchange).
+  alignas(k_destructive_size) std::atomic<task*> m_remote{nullptr};
+};
+
+}  // namespace strata::detail

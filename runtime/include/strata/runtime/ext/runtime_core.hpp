@@ -1,0 +1,100 @@
+// runtime_core: the state every worker and submitter shares, and the spawn
+// fast path (inline, so a spawn costs a few plain operations).
+//
+// Parking (see worker_loop.cpp for the full protocol): `idle` packs the
+// number of spinning workers (low 32 bits) and parked workers (high 32
+// bits). A producer of shared work wakes a parked worker only when nobody
+// spins (Go's rule); a worker about to park announces itself in `idle` and
+// in its own `sleeping` word (seq_cst), re-checks every source, then sleeps
+// on its futex or cancels. Producers publish work, then (seq_cst fence) read
+// `idle`: one of the two sides always sees the other.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <pthread.h>
+#include <vector>
+
+#include <strata/config.hpp>
+#include <strata/runtime/ext/sync.hpp>
+#include <strata/runtime/ext/worker.hpp>
+#include <strata/topology/placement.hpp>
+
+namespace strata {
+class runtime;
+}
+
+namespace strata::detail {
+
+class injector;  // per-NUMA-node MPMC queue (src/injector.hpp)
+
+inline constexpr std::uint64_t k_spinner = 1;
+inline constexpr std::uint64_t k_sleeper = std::uint64_t{1} << 32;
+inline constexpr std::uint32_t k_injector_period = 61;  // prime: no resonance with loop shapes
+
+struct runtime_core {
+  explicit runtime_core(placement_plan p);
+  ~runtime_core();  // out of line: injector is complete only in runtime.cpp
+  runtime_core(const runtime_core&) = delete;
+  runtime_core& operator=(const runtime_core&) = delete;
+
+  placement_plan plan;
+  std::vector<std::unique_ptr<worker>> workers;     // filled before any worker runs
+  std::vector<stealer<task*>> stealers;              // one per worker, read by thieves
+  std::vector<std::unique_ptr<injector>> injectors;  // one per NUMA node
+  std::vector<int> node_of_cpu;                      // OS PU -> NUMA node, for external submits
+  bool pinned = false;
+  bool deterministic = false;
+
+  // Spinners (low half) and sleepers (high half): RMW by workers, read by producers.
+  alignas(k_destructive_size) std::atomic<std::uint64_t> idle{0};
+  // Submissions in flight from outside and the shutdown flag (Dekker pair:
+  // a submitter raises active_submits then reads accepting; shutdown clears
+  // accepting then waits for active_submits to drain; both seq_cst).
+  alignas(k_destructive_size) std::atomic<std::int64_t> active_submits{0};
+  std::atomic<bool> accepting{true};
+  std::atomic<bool> stopping{false};  // workers exit their loop (set after the last task)
+  // Tasks created off the workers (RMW by submitters; read by wait_idle).
+  alignas(k_destructive_size) std::atomic<std::uint64_t> external_created{0};
+  std::atomic<std::uint64_t> detached_errors_reported{0};
+  // Threads that are not workers, blocked in future::get, task_group::wait, wait_idle.
+  external_waiters ext;
+
+  std::vector<pthread_t> threads;
+  strata::runtime* self = nullptr;  // the public object (this_runtime())
+  std::uint64_t start_ns = 0;
+};
+
+// Runs the task frame t on worker w: the callable, its completion, the frame's
+// return to its pool (task_group.hpp).
+void run_task(worker& w, task* t) noexcept;
+
+// Every k_injector_period-th task: serve the inbox and the node injector even
+// while the deque is busy, so nothing starves (worker_loop.cpp).
+void poll_sources(worker& w) noexcept;
+
+// Helps (runs other tasks) until pred(ctx) holds: task_group::wait and
+// future::get on a worker (worker_loop.cpp).
+void help_until(worker& w, bool (*pred)(const void*), const void* ctx);
+
+// Hands a task created outside the runtime's workers to the injector of the
+// caller's NUMA node and wakes a worker if nobody spins (runtime.cpp).
+// Throws runtime_error after shutdown began.
+void submit_external(runtime_core& rt, task* t);
+// Hands a task to one worker's inbox; it runs on that worker (runtime.cpp).
+void submit_to_worker(runtime_core& rt, unsigned worker, task* t);
+
+// Spawn fast path. Private push; then, only if a thief asked for work or
+// the private part was empty and some worker idles, share and maybe wake.
+inline void push_local(worker& w, task* t) noexcept {
+  const bool was_empty = w.deque.private_size() == 0;
+  w.deque.push(t);
+  w.counters.spawned.add();
+  w.counters.high_water.max(static_cast<std::uint64_t>(w.deque.size_bound()));
+  // relaxed: a hint; the publishing slow path re-reads idle after a fence.
+  if (w.deque.requested() || (was_empty && w.rt->idle.load(std::memory_order_relaxed) != 0)) publish_and_wake(w);
+}
+
+}  // namespace strata::detail

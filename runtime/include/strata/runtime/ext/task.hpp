@@ -1,0 +1,83 @@
+// task: a small callable in a fixed 128-byte frame.
+//
+// Frames come from the spawning worker's frame_pool (node-local memory,
+// allocated by the worker after it is pinned), so a spawn allocates nothing
+// from the heap: a callable of up to k_inline_bytes is constructed in place;
+// a larger one is boxed on the heap (counted in stats, never on the fast
+// path of the runtime's own algorithms). The deque and inboxes move frame
+// pointers only.
+//
+// A frame records how its completion is reported: to a task_group (owner's
+// plain counter when run by the group's owner worker, an atomic counter when
+// stolen or spawned from elsewhere), or nowhere (detached; its exception is
+// counted and reported once).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+namespace strata {
+
+class task_group;
+
+namespace detail {
+
+struct worker;
+
+inline constexpr std::size_t k_frame_bytes = 128;
+inline constexpr std::uint32_t k_no_home = 0xffffffffu;
+
+// How the frame's completion is reported.
+enum class completion : std::uint8_t {
+  detached,        // nothing waits
+  group_owner,     // spawned by the group's owner worker: plain counter when the owner runs it
+  group_foreign,   // spawned elsewhere (other worker, outside): atomic counter
+};
+
+struct alignas(64) task {
+  using run_fn = void (*)(task*) noexcept(false);
+  using destroy_fn = void (*)(task*) noexcept;
+
+  run_fn run = nullptr;          // runs the callable (may throw)
+  destroy_fn destroy = nullptr;  // destroys the callable; nullptr when trivially destructible
+  task_group* group = nullptr;
+  std::uint32_t home = k_no_home;  // worker whose pool owns the frame; k_no_home: heap
+  completion how = completion::detached;
+  std::uint8_t pad[3] = {};
+  std::atomic<task*> next{nullptr};  // inbox / free-list link
+  alignas(16) unsigned char storage[k_frame_bytes - 48];
+};
+static_assert(sizeof(task) == k_frame_bytes, "one task frame is two cache lines");
+
+inline constexpr std::size_t k_inline_bytes = sizeof(task::storage);
+
+template <class F>
+struct boxed {
+  F* f;
+};
+
+// Builds the callable F in frame t (in place or boxed) and sets run/destroy.
+template <class F>
+void emplace_callable(task* t, F&& fn) {
+  using D = std::decay_t<F>;
+  if constexpr (sizeof(D) <= k_inline_bytes && alignof(D) <= 16) {
+    ::new (static_cast<void*>(t->storage)) D(std::forward<F>(fn));
+    t->run = [](task* self) { (*std::launder(reinterpret_cast<D*>(self->storage)))(); };
+    if constexpr (std::is_trivially_destructible_v<D>) {
+      t->destroy = nullptr;  // nothing to run: saves an indirect call per task
+    } else {
+      t->destroy = [](task* self) noexcept { std::launder(reinterpret_cast<D*>(self->storage))->~D(); };
+    }
+  } else {
+    ::new (static_cast<void*>(t->storage)) boxed<D>{new D(std::forward<F>(fn))};
+    t->run = [](task* self) { (*std::launder(reinterpret_cast<boxed<D>*>(self->storage))->f)(); };
+    t->destroy = [](task* self) noexcept { delete std::launder(reinterpret_cast<boxed<D>*>(self->storage))->f; };
+  }
+}
+
+}  // namespace detail
+}  // namespace strata

@@ -1,0 +1,79 @@
+// worker: one pinned thread's state, split into an owner-private part and a
+// part other threads touch, each on its own 128-byte lines.
+//
+// Owner-private: the deque's owner handle, the frame pool, the fairness
+// tick, the group of the task it is running, its counters (written by the
+// owner only, read racily by stats()).
+// Thief-visible: the stealer handle of its deque (in runtime_core), its
+// inbox, its parking word.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include <strata/config.hpp>
+#include <strata/runtime/ext/deque.hpp>
+#include <strata/runtime/ext/frame_pool.hpp>
+#include <strata/runtime/ext/inbox.hpp>
+#include <strata/runtime/ext/task.hpp>
+
+namespace strata::detail {
+
+struct runtime_core;
+
+// A counter with one writer (its worker) and racy readers: plain add, relaxed.
+struct counter {
+  std::atomic<std::uint64_t> v{0};
+  void add(std::uint64_t n = 1) noexcept { v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  void max(std::uint64_t n) noexcept {
+    if (n > v.load(std::memory_order_relaxed)) v.store(n, std::memory_order_relaxed);
+  }
+  std::uint64_t get() const noexcept { return v.load(std::memory_order_relaxed); }
+};
+
+inline constexpr std::size_t k_max_tiers = 16;
+
+struct worker_counters {
+  counter executed, spawned, stolen, steal_attempts, steal_failures, injector, inbox, publishes, parks, wakeups,
+      high_water, boxed, detached_exceptions, busy_ns, idle_ns;
+  counter steals_by_tier[k_max_tiers];
+};
+
+using task_inbox = inbox<task, &task::next>;
+
+struct worker {
+  // --- owner-private ---
+  alignas(k_destructive_size) runtime_core* rt = nullptr;
+  unsigned index = 0;
+  worker_deque<task*> deque;
+  frame_pool pool;
+  task_group* running_group = nullptr;  // group of the task running now (nested waits)
+  std::uint32_t tick = 0;               // fairness: injector checked every k_injector_period tasks
+  std::uint64_t rng = 0;                // victim choice
+  std::uint32_t wait_depth = 0;         // nested helping waits (stack guard)
+  worker_counters counters;
+
+  // --- touched by other threads ---
+  alignas(k_destructive_size) task_inbox inbox;
+  // Parking word (futex): 1 while this worker sleeps or is about to; written
+  // by the worker (set) and by wakers (CAS 1 -> 0); seq_cst (Dekker with
+  // producers: see notifier in runtime_core).
+  alignas(k_destructive_size) std::atomic<std::uint32_t> sleeping{0};
+};
+
+// The worker running on this thread, or nullptr. initial-exec: a plain
+// %fs-relative load even from a shared library (no __tls_get_addr call on
+// every spawn); strata is loaded with the program, never dlopen()ed late.
+inline thread_local worker* t_current_worker __attribute__((tls_model("initial-exec"))) = nullptr;
+inline worker* current_worker() noexcept { return t_current_worker; }
+
+// Slow paths of the spawn fast path (worker_loop.cpp).
+void publish_and_wake(worker& w) noexcept;
+
+// Pushes a task on the calling worker's deque: the fast path of every spawn.
+// Private push; shares work only when a thief asked, or when the private
+// part was empty and some worker is idle.
+void push_local(worker& w, task* t) noexcept;
+
+}  // namespace strata::detail

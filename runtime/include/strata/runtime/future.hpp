@@ -1,0 +1,103 @@
+// future<T>: the result of runtime::submit.
+//
+//   auto f = rt.submit([] { return 42; });
+//   int v = f.get();   // on a worker: runs other tasks while waiting;
+//                      // elsewhere: sleeps on a futex
+//
+// get() returns the value once (moves it out) or rethrows the task's
+// exception; a second get() is a usage_error.
+//
+// Memory ordering: the task's effects happen-before get() returns (the
+// release store of `ready` pairs with the acquire loads in ready()).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include <strata/runtime/error.hpp>
+#include <strata/runtime/ext/runtime_core.hpp>
+
+namespace strata {
+
+namespace detail {
+
+template <class T>
+struct future_state {
+  using value_type = std::conditional_t<std::is_void_v<T>, char, T>;
+  explicit future_state(runtime_core* r) : rt(r) {}
+  runtime_core* rt;
+  std::atomic<std::uint32_t> ready{0};  // release by the task, acquire by readers
+  std::optional<value_type> value;
+  std::exception_ptr error;
+  bool taken = false;
+
+  void finish() noexcept {
+    ready.store(1, std::memory_order_release);  // release: publishes value/error (pairs with acquire in is_ready)
+    notify_external(rt->ext);
+  }
+  bool is_ready() const noexcept { return ready.load(std::memory_order_acquire) != 0; }
+};
+
+// The callable a submit puts in a frame: runs f, fills the state.
+template <class T, class F>
+struct future_task {
+  std::shared_ptr<future_state<T>> state;
+  F fn;
+  void operator()() {
+    try {
+      if constexpr (std::is_void_v<T>) {
+        fn();
+        state->value.emplace('\0');
+      } else {
+        state->value.emplace(fn());
+      }
+    } catch (...) {
+      state->error = std::current_exception();
+    }
+    state->finish();
+  }
+};
+
+}  // namespace detail
+
+template <class T>
+class future {
+ public:
+  future() = default;
+  explicit future(std::shared_ptr<detail::future_state<T>> s) : m_state(std::move(s)) {}
+
+  bool valid() const noexcept { return m_state != nullptr; }
+  bool ready() const noexcept { return m_state && m_state->is_ready(); }
+
+  void wait() const {
+    if (!m_state) throw usage_error("strata::future::wait on an empty future");
+    auto* st = m_state.get();
+    if (st->is_ready()) return;
+    detail::worker* w = detail::current_worker();
+    if (w != nullptr && w->rt == st->rt) {
+      detail::help_until(*w, [](const void* p) { return static_cast<const detail::future_state<T>*>(p)->is_ready(); },
+                         st);
+    } else {
+      detail::wait_external(st->rt->ext, [st] { return st->is_ready(); });
+    }
+  }
+
+  T get() {
+    wait();
+    auto& st = *m_state;
+    if (st.taken) throw usage_error("strata::future::get called twice");
+    st.taken = true;
+    if (st.error) std::rethrow_exception(st.error);
+    if constexpr (!std::is_void_v<T>) return std::move(*st.value);
+  }
+
+ private:
+  std::shared_ptr<detail::future_state<T>> m_state;
+};
+
+}  // namespace strata

@@ -1,0 +1,139 @@
+// Loops over index ranges.
+//
+//   strata::parallel_for(rt, 0, n, [&](std::size_t i) { a[i] = b[i] + s * c[i]; });
+//   strata::parallel_for(rt, 0, n, grain, [&](std::size_t lo, std::size_t hi) { ... });
+//   strata::parallel_for(rt, 0, n, grain, body, strata::partition::numa_static);
+//   double s = strata::parallel_reduce(rt, 0, n, 0.0,
+//       [&](std::size_t lo, std::size_t hi, double acc) { ... return acc; },
+//       [](double a, double b) { return a + b; });
+//
+// partition::automatic splits the range recursively (spawning the right
+// halves down a spine, work-first) until pieces reach `grain` (default for
+// the per-index form: n / (8 * workers)); idle workers steal the big halves.
+// partition::numa_static is owner-computes: worker w of P always gets the
+// w-th contiguous chunk [lo + n*w/P, lo + n*(w+1)/P), delivered through its
+// inbox (never stolen), so data first-touched by one such loop is local to
+// the next one over the same range.
+//
+// Called from a task these run in the calling worker (helping while
+// waiting); called from outside they are submitted and the caller blocks.
+// Without `rt`, the runtime of the calling worker is used (usage_error
+// outside a runtime).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <strata/runtime/runtime.hpp>
+#include <strata/runtime/task_group.hpp>
+
+namespace strata {
+
+enum class partition { automatic, numa_static };
+
+namespace detail {
+
+template <class Body>
+void for_split(std::size_t lo, std::size_t hi, std::size_t grain, const Body& body) {
+  task_group g;
+  while (hi - lo > grain) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    g.run([mid, hi, grain, &body] { for_split(mid, hi, grain, body); });
+    hi = mid;
+  }
+  body(lo, hi);
+  g.wait();
+}
+
+template <class T, class Body, class Combine>
+T reduce_split(std::size_t lo, std::size_t hi, std::size_t grain, const T& identity, const Body& body,
+               const Combine& combine) {
+  if (hi - lo <= grain) return body(lo, hi, identity);
+  const std::size_t mid = lo + (hi - lo) / 2;
+  std::optional<T> right;
+  task_group g;
+  g.run([&] { right.emplace(reduce_split(mid, hi, grain, identity, body, combine)); });
+  T left = reduce_split(lo, mid, grain, identity, body, combine);
+  g.wait();
+  return combine(std::move(left), std::move(*right));
+}
+
+std::size_t default_grain(const runtime& rt, std::size_t n) noexcept;
+runtime& current_runtime(const char* what);
+bool on_worker_of(const runtime& rt) noexcept;
+
+template <class Body>
+void for_numa_static(runtime& rt, std::size_t lo, std::size_t hi, std::size_t grain, const Body& body) {
+  const std::size_t n = hi - lo;
+  const unsigned p = rt.num_workers();
+  std::vector<future<void>> parts;
+  parts.reserve(p);
+  for (unsigned w = 0; w < p; ++w) {
+    const std::size_t clo = lo + n * w / p;
+    const std::size_t chi = lo + n * (w + 1) / p;
+    if (clo == chi) continue;
+    parts.push_back(rt.submit_on(worker_id{w}, [clo, chi, grain, &body] {
+      for (std::size_t a = clo; a < chi; a += grain) body(a, a + grain < chi ? a + grain : chi);
+    }));
+  }
+  for (auto& f : parts) f.get();
+}
+
+}  // namespace detail
+
+template <class Body>
+void parallel_for(runtime& rt, std::size_t lo, std::size_t hi, std::size_t grain, Body&& body,
+                  partition part = partition::automatic) {
+  if (hi <= lo) return;
+  if (grain == 0) grain = 1;
+  if (part == partition::numa_static) {
+    detail::for_numa_static(rt, lo, hi, grain, body);
+    return;
+  }
+  if (detail::on_worker_of(rt)) {
+    detail::for_split(lo, hi, grain, body);
+  } else {
+    rt.submit([&] { detail::for_split(lo, hi, grain, body); }).get();
+  }
+}
+
+template <class Body>
+  requires std::is_invocable_v<Body&, std::size_t>
+void parallel_for(runtime& rt, std::size_t lo, std::size_t hi, Body&& body) {
+  if (hi <= lo) return;
+  parallel_for(rt, lo, hi, detail::default_grain(rt, hi - lo), [&body](std::size_t a, std::size_t b) {
+    for (std::size_t i = a; i < b; ++i) body(i);
+  });
+}
+
+template <class Body>
+void parallel_for(std::size_t lo, std::size_t hi, std::size_t grain, Body&& body,
+                  partition part = partition::automatic) {
+  parallel_for(detail::current_runtime("strata::parallel_for"), lo, hi, grain, std::forward<Body>(body), part);
+}
+
+template <class Body>
+  requires std::is_invocable_v<Body&, std::size_t>
+void parallel_for(std::size_t lo, std::size_t hi, Body&& body) {
+  parallel_for(detail::current_runtime("strata::parallel_for"), lo, hi, std::forward<Body>(body));
+}
+
+template <class T, class Body, class Combine>
+T parallel_reduce(runtime& rt, std::size_t lo, std::size_t hi, T identity, Body&& body, Combine&& combine,
+                  std::size_t grain = 0) {
+  if (hi <= lo) return identity;
+  if (grain == 0) grain = detail::default_grain(rt, hi - lo);
+  if (detail::on_worker_of(rt)) return detail::reduce_split(lo, hi, grain, identity, body, combine);
+  return rt.submit([&] { return detail::reduce_split(lo, hi, grain, identity, body, combine); }).get();
+}
+
+template <class T, class Body, class Combine>
+T parallel_reduce(std::size_t lo, std::size_t hi, T identity, Body&& body, Combine&& combine) {
+  return parallel_reduce(detail::current_runtime("strata::parallel_reduce"), lo, hi, std::move(identity),
+                         std::forward<Body>(body), std::forward<Combine>(combine));
+}
+
+}  // namespace strata

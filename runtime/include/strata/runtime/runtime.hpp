@@ -1,0 +1,150 @@
+// strata::runtime: pinned workers with split work-stealing deques, per-worker
+// inboxes, per-NUMA-node injectors and tiered stealing.
+//
+//   strata::runtime rt;                       // config::from_env()
+//   auto f = rt.submit([] { return 42; });    // from any thread
+//   rt.spawn([] { ... });                     // detached
+//   rt.submit_on(strata::worker_id{1}, fn);   // runs on worker 1
+//   rt.wait_idle();
+//
+// The path of a task: from a worker, onto its own deque (LIFO, private until
+// a thief asks); from outside, into the injector of the caller's NUMA node;
+// with submit_on, into the target worker's inbox, where it stays (it is not
+// stealable). Workers look for work in the order: inbox, own deque, own
+// node's injector (also every 61st task, so nothing starves), then steal
+// tier by tier (one task within the NUMA node, half of a victim's shared
+// work, up to 32, beyond it), then other nodes' injectors; then they spin
+// (Go's rules) and park on a futex.
+//
+// Destruction waits for every spawned task, then joins the workers. After
+// shutdown() (or during destruction) submissions throw runtime_error. An
+// exception in a detached task is counted and reported once on stderr.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <strata/runtime/error.hpp>
+#include <strata/runtime/ext/runtime_core.hpp>
+#include <strata/runtime/ext/task.hpp>
+#include <strata/runtime/future.hpp>
+#include <strata/runtime/stats.hpp>
+#include <strata/topology/config.hpp>
+#include <strata/topology/ids.hpp>
+#include <strata/topology/placement.hpp>
+
+namespace strata {
+
+class runtime {
+ public:
+  runtime();  // config::from_env()
+  explicit runtime(const config& c);
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+  ~runtime();
+
+  unsigned num_workers() const noexcept;
+  const std::vector<worker_place>& placement() const noexcept;
+  const tier_list& steal_tiers(worker_id w) const;
+  const placement_plan& plan() const noexcept;
+  // True when workers are pinned to their PUs (bind != none on this system).
+  bool pinned() const noexcept;
+
+  template <class F>
+  auto submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>>;
+  template <class F>
+  void spawn(F&& f);
+  template <class F>
+  auto submit_on(worker_id w, F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>>;
+  // Runs on the least loaded worker of that node (by inbox depth).
+  template <class F>
+  auto submit_on(numa_node n, F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>>;
+
+  // Returns when every task spawned so far has finished. From inside a task
+  // it would wait for itself: usage_error.
+  void wait_idle();
+  // Stops taking submissions, waits for every task, joins the workers.
+  // Idempotent; the destructor calls it.
+  void shutdown();
+
+  runtime_stats stats() const;
+  detail::runtime_core& core() noexcept { return *m_core; }
+
+ private:
+  template <class F>
+  detail::task* make_task(F&& f);
+  unsigned worker_of_node(numa_node n) const;
+
+  std::unique_ptr<detail::runtime_core> m_core;
+  bool m_shut_down = false;
+};
+
+// The worker running the caller, or nothing outside a runtime's workers.
+std::optional<worker_id> this_worker() noexcept;
+// The runtime of the calling worker, or nullptr.
+runtime* this_runtime() noexcept;
+
+template <class F>
+detail::task* runtime::make_task(F&& f) {
+  detail::worker* w = detail::current_worker();
+  detail::task* t;
+  if (w != nullptr && w->rt == m_core.get()) {
+    t = w->pool.allocate();
+    t->home = w->index;
+  } else {
+    t = new detail::task{};
+    t->home = detail::k_no_home;
+  }
+  t->group = nullptr;
+  t->how = detail::completion::detached;
+  detail::emplace_callable(t, std::forward<F>(f));
+  return t;
+}
+
+template <class F>
+auto runtime::submit(F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
+  using R = std::invoke_result_t<std::decay_t<F>&>;
+  auto st = std::make_shared<detail::future_state<R>>(m_core.get());
+  detail::task* t = make_task(detail::future_task<R, std::decay_t<F>>{st, std::forward<F>(f)});
+  detail::worker* w = detail::current_worker();
+  if (w != nullptr && w->rt == m_core.get()) {
+    detail::push_local(*w, t);
+  } else {
+    detail::submit_external(*m_core, t);
+  }
+  return future<R>(std::move(st));
+}
+
+template <class F>
+void runtime::spawn(F&& f) {
+  detail::task* t = make_task(std::forward<F>(f));
+  detail::worker* w = detail::current_worker();
+  if (w != nullptr && w->rt == m_core.get()) {
+    detail::push_local(*w, t);
+  } else {
+    detail::submit_external(*m_core, t);
+  }
+}
+
+template <class F>
+auto runtime::submit_on(worker_id target, F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
+  using R = std::invoke_result_t<std::decay_t<F>&>;
+  if (target.value >= num_workers()) {
+    throw usage_error("strata::runtime::submit_on: worker " + std::to_string(target.value) +
+                      " does not exist (workers 0.." + std::to_string(num_workers() - 1) + ")");
+  }
+  auto st = std::make_shared<detail::future_state<R>>(m_core.get());
+  detail::task* t = make_task(detail::future_task<R, std::decay_t<F>>{st, std::forward<F>(f)});
+  detail::submit_to_worker(*m_core, target.value, t);
+  return future<R>(std::move(st));
+}
+
+template <class F>
+auto runtime::submit_on(numa_node n, F&& f) -> future<std::invoke_result_t<std::decay_t<F>&>> {
+  return submit_on(worker_id{worker_of_node(n)}, std::forward<F>(f));
+}
+
+}  // namespace strata

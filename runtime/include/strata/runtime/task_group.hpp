@@ -1,0 +1,212 @@
+// task_group: run tasks, then wait for all of them.
+//
+//   strata::task_group g;          // inside a task: binds to that worker's runtime
+//   g.run([&] { left(); });
+//   right();
+//   g.wait();                      // helps; rethrows the first exception
+//
+// Counting without atomics on the fork-join fast path. A group created on a
+// worker has an owner (that worker). The owner counts the tasks it spawns
+// and the ones it runs itself in two plain single-writer counters; a task
+// run by any other worker (stolen) bumps an atomic counter; a task spawned
+// by anyone but the owner (another worker, a thread outside the runtime)
+// goes through an atomic pending count. The group is done when
+//   owner_spawned == owner_finished + stolen_finished  and  foreign_pending == 0.
+// The two owner counters only grow, and readers load finished before
+// spawned, so a reader that sees equality knows every task spawned before
+// its read has finished.
+//
+// Memory ordering: a task's effects happen-before wait() returns (release
+// increments by thieves, acquire loads in done(); owner-run tasks are the
+// waiter's own thread or are published by the release store of its counter).
+//
+// Errors: waiting on the group of the task you are running is a
+// usage_error, not a deadlock. The first exception of the group's tasks is
+// rethrown by wait() (once); the other tasks still run.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <utility>
+
+#include <strata/runtime/error.hpp>
+#include <strata/runtime/ext/runtime_core.hpp>
+#include <strata/runtime/ext/task.hpp>
+
+namespace strata {
+
+class runtime;
+
+class task_group {
+ public:
+  // Inside a task: binds to the current worker's runtime. Outside a worker:
+  // usage_error (use task_group{rt}).
+  task_group();
+  explicit task_group(runtime& rt);
+  task_group(const task_group&) = delete;
+  task_group& operator=(const task_group&) = delete;
+  // Waits for pending tasks; an exception not collected by wait() is
+  // reported on stderr (a destructor cannot throw).
+  ~task_group();
+
+  template <class F>
+  void run(F&& f);
+  void wait();
+  bool done() const noexcept;
+
+ private:
+  friend void detail::run_task(detail::worker&, detail::task*) noexcept;
+  void record_exception(std::exception_ptr e) noexcept;
+  void bind_outside();
+  void destroy_pending() noexcept;
+  void wait_slow(detail::worker* w);
+  void rethrow_if_failed();
+
+  detail::runtime_core* m_rt = nullptr;
+  detail::worker* m_owner = nullptr;  // worker that created the group, or nullptr
+  // Written by the owner only (plain increments, release store), read by any waiter.
+  std::atomic<std::uint64_t> m_owner_spawned{0};
+  std::atomic<std::uint64_t> m_owner_finished{0};
+  // Read-modify-written by other workers (stolen completions, foreign spawns/completions).
+  // Not padded away from the owner's counters: a group lives on its owner's
+  // stack, is written by thieves only when they finish stolen tasks, and a
+  // small object keeps the fork-join frame small.
+  std::atomic<std::uint64_t> m_stolen_finished{0};
+  std::atomic<std::int64_t> m_foreign_pending{0};
+  std::atomic<bool> m_failed{false};  // exchange by the first failing task
+  std::exception_ptr m_exception;     // written by the task that won m_failed
+};
+
+inline task_group::task_group() {
+  detail::worker* w = detail::current_worker();
+  if (w == nullptr) {
+    bind_outside();  // throws usage_error
+    return;
+  }
+  m_rt = w->rt;
+  m_owner = w;
+}
+
+inline task_group::~task_group() {
+  if (!done() || m_failed.load(std::memory_order_relaxed)) destroy_pending();  // relaxed: done() ordered it
+}
+
+namespace detail {
+
+inline void free_frame(worker& w, task* t) noexcept {
+  if (t->home == w.index) {
+    w.pool.free_local(t);
+  } else if (t->home == k_no_home) {
+    delete t;
+  } else {
+    w.rt->workers[t->home]->pool.free_remote(t);
+  }
+}
+
+void report_detached_exception(worker& w, std::exception_ptr e) noexcept;
+
+}  // namespace detail
+
+inline bool task_group::done() const noexcept {
+  // acquire loads: pair with the release increments of completing tasks.
+  // Finished before spawned (see the essay above).
+  const auto stolen = m_stolen_finished.load(std::memory_order_acquire);
+  const auto finished = m_owner_finished.load(std::memory_order_acquire);
+  const auto spawned = m_owner_spawned.load(std::memory_order_acquire);
+  return spawned == finished + stolen && m_foreign_pending.load(std::memory_order_acquire) == 0;
+}
+
+template <class F>
+void task_group::run(F&& f) {
+  detail::worker* w = detail::current_worker();
+  if (w != nullptr && w->rt == m_rt) {
+    detail::task* t = w->pool.allocate();
+    detail::emplace_callable(t, std::forward<F>(f));
+    t->group = this;
+    t->home = w->index;
+    if (w == m_owner) {
+      t->how = detail::completion::group_owner;
+      // single writer (the owner): plain increment; release publishes it to other waiters.
+      m_owner_spawned.store(m_owner_spawned.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    } else {
+      t->how = detail::completion::group_foreign;
+      m_foreign_pending.fetch_add(1, std::memory_order_relaxed);  // relaxed: the push publishes the task
+    }
+    detail::push_local(*w, t);
+    return;
+  }
+  detail::task* t = new detail::task{};
+  detail::emplace_callable(t, std::forward<F>(f));
+  t->group = this;
+  t->how = detail::completion::group_foreign;
+  m_foreign_pending.fetch_add(1, std::memory_order_relaxed);  // relaxed: the submit publishes the task
+  try {
+    detail::submit_external(*m_rt, t);
+  } catch (...) {
+    m_foreign_pending.fetch_sub(1, std::memory_order_relaxed);  // relaxed: the task never existed
+    throw;
+  }
+}
+
+inline void task_group::wait() {
+  detail::worker* w = detail::current_worker();
+  if (w != nullptr && w == m_owner) {
+    // Fast path: our children sit on top of our deque.
+    detail::task* t;
+    while (!done()) {
+      if (!w->deque.pop(t)) {
+        wait_slow(w);
+        break;
+      }
+      detail::run_task(*w, t);
+    }
+    if (m_failed.load(std::memory_order_relaxed)) rethrow_if_failed();  // relaxed: done() ordered it
+    return;
+  }
+  wait_slow(w);
+  rethrow_if_failed();
+}
+
+namespace detail {
+
+inline void run_task(worker& w, task* t) noexcept {
+  if (++w.tick >= k_injector_period) poll_sources(w);
+  task_group* const g = t->group;
+  task_group* const outer = w.running_group;
+  w.running_group = g;
+  try {
+    t->run(t);
+  } catch (...) {
+    if (g != nullptr) {
+      g->record_exception(std::current_exception());
+    } else {
+      report_detached_exception(w, std::current_exception());
+    }
+  }
+  w.running_group = outer;
+  if (t->destroy != nullptr) t->destroy(t);
+  const completion how = t->how;
+  free_frame(w, t);
+  w.counters.executed.add();
+  if (g == nullptr) return;
+  if (how == completion::group_owner) {
+    if (g->m_owner == &w) {
+      // single writer (the owner): release publishes the task's effects to other waiters.
+      g->m_owner_finished.store(g->m_owner_finished.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+      return;
+    }
+    // Stolen. release: publishes the task's effects (pairs with acquire in done()).
+    // The group may be gone right after this increment: touch only the runtime.
+    runtime_core* rt = w.rt;
+    g->m_stolen_finished.fetch_add(1, std::memory_order_release);
+    notify_external(rt->ext);
+    return;
+  }
+  runtime_core* rt = w.rt;
+  g->m_foreign_pending.fetch_sub(1, std::memory_order_release);  // release: as above
+  notify_external(rt->ext);
+}
+
+}  // namespace detail
+}  // namespace strata

@@ -1,0 +1,15 @@
+// strata: the in-process API in one header.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/runtime/error.hpp>
+#include <strata/runtime/future.hpp>
+#include <strata/runtime/parallel.hpp>
+#include <strata/runtime/runtime.hpp>
+#include <strata/runtime/stats.hpp>
+#include <strata/runtime/task_group.hpp>
+#include <strata/topology/config.hpp>
+#include <strata/topology/error.hpp>
+#include <strata/topology/ids.hpp>
+#include <strata/topology/placement.hpp>
+#include <strata/topology/topology.hpp>

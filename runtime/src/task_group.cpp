@@ -1,0 +1,61 @@
+// task_group: the parts off the fork-join fast path.
+#include <cstdio>
+
+#include <strata/runtime/runtime.hpp>
+#include <strata/runtime/task_group.hpp>
+
+namespace strata {
+
+void task_group::bind_outside() {
+  throw usage_error(
+      "strata::task_group constructed outside a task: no runtime to bind to; use strata::task_group g{rt}");
+}
+
+task_group::task_group(runtime& rt) : m_rt(&rt.core()) {
+  detail::worker* w = detail::current_worker();
+  if (w != nullptr && w->rt == m_rt) m_owner = w;
+}
+
+void task_group::destroy_pending() noexcept {
+  if (done()) {
+    if (m_failed.load(std::memory_order_acquire)) {
+      std::fprintf(stderr, "strata: a task_group was destroyed with an exception nobody collected with wait()\n");
+    }
+    return;
+  }
+  try {
+    wait();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata: a task_group destroyed without wait() had a failing task: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "strata: a task_group destroyed without wait() had a failing task\n");
+  }
+}
+
+void task_group::record_exception(std::exception_ptr e) noexcept {
+  // acq_rel: the winner's store of m_exception is published by its later
+  // release completion increment, which wait() acquires.
+  if (!m_failed.exchange(true, std::memory_order_acq_rel)) m_exception = std::move(e);
+}
+
+void task_group::rethrow_if_failed() {
+  if (!m_failed.load(std::memory_order_acquire)) return;
+  std::exception_ptr e = std::move(m_exception);
+  m_exception = nullptr;
+  m_failed.store(false, std::memory_order_relaxed);  // relaxed: the group is quiescent here
+  if (e) std::rethrow_exception(e);
+}
+
+void task_group::wait_slow(detail::worker* w) {
+  if (w != nullptr && w->rt == m_rt) {
+    if (w->running_group == this) {
+      throw usage_error(
+          "strata::task_group::wait called from a task of the same group: it would wait for itself (deadlock)");
+    }
+    detail::help_until(*w, [](const void* g) { return static_cast<const task_group*>(g)->done(); }, this);
+    return;
+  }
+  detail::wait_external(m_rt->ext, [this] { return done(); });
+}
+
+}  // namespace strata

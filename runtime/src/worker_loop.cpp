@@ -1,0 +1,328 @@
+// The worker loop: finding work, stealing by tiers, spinning and parking.
+//
+// Finding work, in order: own inbox (tasks for this worker alone), own
+// deque (LIFO), own NUMA node's injector, steal tier by tier, other nodes'
+// injectors. Every k_injector_period-th task run also polls the inbox and
+// the injector, so a worker deep in a fork-join computation still serves
+// them (run_task -> poll_sources).
+//
+// Stealing: tiers come from the placement plan (nearest first). Within a
+// tier the first victim is random, then round robin. Within the NUMA node
+// (core, l3, numa tiers) a thief takes one task; beyond it (package, remote)
+// it takes half of the victim's shared part, up to 32, one CAS each, keeps
+// the rest on its own deque, so a remote transfer is paid once per batch.
+// `lost` moves on to the next victim; `empty` also asks the victim to share
+// (deque request flag).
+//
+// Spinning and parking follow Go's scheduler (runtime/proc.go, "Worker
+// thread parking/unparking"): a producer of shared work wakes a parked
+// worker only if no worker spins; at most about half the busy workers spin;
+// a spinner that finds work and was the last spinner wakes one more; a
+// spinner that gives up re-checks every source after leaving the spinning
+// state. Parking is two-phase: announce (sleeping = 1, sleepers + 1, both
+// seq_cst), re-check inbox, deque, injectors and victims, then sleep on the
+// futex or cancel. Whoever flips `sleeping` from 1 to 0 (the worker itself
+// cancelling, or a waker) removes it from the sleeper count, so a worker is
+// never counted twice and a wake is never spent on a worker already awake.
+//
+// No lost wake-ups: producers publish (deque split release store, injector
+// push, inbox exchange), run a seq_cst fence, then read `idle` / `sleeping`;
+// the parker writes `sleeping`/`idle` seq_cst, then re-checks the sources.
+// In the single total order one of the two sees the other.
+#include <pthread.h>
+#include <sched.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <strata/runtime/ext/runtime_core.hpp>
+#include <strata/runtime/task_group.hpp>
+
+#include "injector.hpp"
+#include "worker_loop.hpp"
+
+namespace strata::detail {
+namespace {
+
+constexpr int k_spin_rounds = 2000;        // steal sweeps before parking
+constexpr std::uint32_t k_batch_cap = 32;  // steal-half cap beyond the NUMA node
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+std::uint64_t next_random(worker& w) noexcept {  // xorshift64*
+  w.rng ^= w.rng >> 12;
+  w.rng ^= w.rng << 25;
+  w.rng ^= w.rng >> 27;
+  return w.rng * 0x2545F4914F6CDD1Dull;
+}
+
+std::uint64_t now_ns() noexcept {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+task* pop_inbox(worker& w) noexcept {
+  task* t = nullptr;
+  for (int tries = 0; tries < 64; ++tries) {
+    switch (w.inbox.pop(t)) {
+      case task_inbox::pop_status::item:
+        w.inbox.publish_depth();
+        w.counters.inbox.add();
+        return t;
+      case task_inbox::pop_status::empty:
+        return nullptr;
+      case task_inbox::pop_status::busy:  // a producer is between its two stores
+        cpu_relax();
+        break;
+    }
+  }
+  return nullptr;
+}
+
+task* pop_injector(worker& w, std::size_t node) noexcept {
+  task* t = w.rt->injectors[node]->pop();
+  if (t != nullptr) w.counters.injector.add();
+  return t;
+}
+
+std::size_t node_of(const worker& w) noexcept {
+  return static_cast<std::size_t>(w.rt->plan.workers()[w.index].numa_node);
+}
+
+// far: also try the tiers beyond the NUMA node (package, remote).
+task* steal_tiers(worker& w, bool far) noexcept {
+  runtime_core& rt = *w.rt;
+  const tier_list& tiers = rt.plan.tiers_of(w.index);
+  for (std::size_t k = 0; k < tiers.size(); ++k) {
+    const auto& victims = tiers[k].workers;
+    const std::size_t n = victims.size();
+    const bool batch = tiers[k].kind == tier_kind::package || tiers[k].kind == tier_kind::remote;
+    if (batch && !far) break;  // tiers are ordered: everything after is beyond the node too
+    const std::size_t start = n > 1 ? next_random(w) % n : 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const auto& victim = rt.stealers[victims[(start + j) % n]];
+      w.counters.steal_attempts.add();
+      auto r = victim.steal();
+      if (!r) {
+        w.counters.steal_failures.add();
+        continue;
+      }
+      w.counters.steals_by_tier[k < k_max_tiers ? k : k_max_tiers - 1].add();
+      w.counters.stolen.add();
+      if (batch) {
+        std::int64_t more = victim.shared_size() / 2;
+        if (more > static_cast<std::int64_t>(k_batch_cap) - 1) more = k_batch_cap - 1;
+        for (std::int64_t i = 0; i < more; ++i) {
+          auto extra = victim.steal();
+          if (!extra) break;
+          w.counters.stolen.add();
+          w.deque.push(extra.value);  // private: ours now; shared again on request
+        }
+      }
+      return r.value;
+    }
+  }
+  return nullptr;
+}
+
+task* other_injectors(worker& w) noexcept {
+  const std::size_t mine = node_of(w);
+  const std::size_t nodes = w.rt->injectors.size();
+  for (std::size_t i = 1; i < nodes; ++i) {
+    if (task* t = pop_injector(w, (mine + i) % nodes)) return t;
+  }
+  return nullptr;
+}
+
+// Every source in the documented order. Tiers beyond the NUMA node are
+// tried only when `far` (every k_far_period-th idle round, and always in the
+// parking re-check): a victim close by often gets work a moment later
+// (after publishing on our request), and a local steal is much cheaper
+// than a remote one.
+constexpr int k_far_period = 4;
+
+task* find_work(worker& w, bool far = true) noexcept {
+  if (task* t = pop_inbox(w)) return t;
+  if (task* t; w.deque.pop(t)) {
+    if (w.deque.requested()) publish_and_wake(w);
+    return t;
+  }
+  if (task* t = pop_injector(w, node_of(w))) return t;
+  if (task* t = steal_tiers(w, far)) return t;
+  return far ? other_injectors(w) : nullptr;
+}
+
+bool wake_claim(runtime_core& rt, worker& target) noexcept {
+  // seq_cst exchange: the one who flips 1 -> 0 owns the wake (pairs with the
+  // parker's seq_cst store of 1 and its own cancel exchange).
+  if (target.sleeping.load(std::memory_order_relaxed) == 0) return false;  // relaxed: pre-check only
+  if (target.sleeping.exchange(0, std::memory_order_seq_cst) != 1) return false;
+  rt.idle.fetch_sub(k_sleeper, std::memory_order_seq_cst);  // seq_cst: part of the idle protocol
+  futex_wake(target.sleeping, 1);
+  return true;
+}
+
+// Leaves the spinning state; wakes one more if we were the last spinner and
+// somebody sleeps (the last spinner to find work keeps the search going).
+void stop_spinning_found_work(worker& w) noexcept {
+  // seq_cst: part of the idle protocol (pairs with producers' fence + load).
+  const std::uint64_t prev = w.rt->idle.fetch_sub(k_spinner, std::memory_order_seq_cst);
+  if ((prev & 0xffffffffu) == 1 && (prev >> 32) != 0) wake_one(*w.rt, w.index);
+}
+
+void cancel_park(worker& w) noexcept {
+  if (w.sleeping.exchange(0, std::memory_order_seq_cst) == 1) {  // seq_cst: see wake_claim
+    w.rt->idle.fetch_sub(k_sleeper, std::memory_order_seq_cst);
+  }
+}
+
+// No work found: spin, then park. Returns a task, or nullptr to re-loop
+// (woken, or stopping).
+task* idle_phase(worker& w) {
+  runtime_core& rt = *w.rt;
+  const std::uint64_t start = now_ns();
+  task* found = nullptr;
+  const auto p = static_cast<std::uint64_t>(rt.workers.size());
+  const std::uint64_t s = rt.idle.load(std::memory_order_relaxed);  // relaxed: a heuristic (spin cap)
+  const std::uint64_t spinners = s & 0xffffffffu;
+  const std::uint64_t sleepers = s >> 32;
+  const std::uint64_t busy = p > spinners + sleepers + 1 ? p - spinners - sleepers - 1 : 0;
+  if (2 * spinners < busy || (spinners == 0 && busy > 0)) {
+    rt.idle.fetch_add(k_spinner, std::memory_order_seq_cst);  // seq_cst: part of the idle protocol
+    for (int round = 0; round < k_spin_rounds && !found; ++round) {
+      found = find_work(w, round % k_far_period == k_far_period - 1);
+      if (found) {
+        stop_spinning_found_work(w);
+        break;
+      }
+      if (rt.stopping.load(std::memory_order_relaxed)) break;  // relaxed: re-checked below
+      for (int i = 0; i < 16; ++i) cpu_relax();
+      if ((round & 63) == 63) sched_yield();
+    }
+    if (!found) {
+      rt.idle.fetch_sub(k_spinner, std::memory_order_seq_cst);  // seq_cst: then re-check (Go's dance)
+      found = find_work(w);
+    }
+  }
+  if (!found && !rt.stopping.load(std::memory_order_acquire)) {
+    // Two-phase park: announce, re-check everything, sleep or cancel.
+    w.sleeping.store(1, std::memory_order_seq_cst);
+    rt.idle.fetch_add(k_sleeper, std::memory_order_seq_cst);
+    found = find_work(w);
+    if (found || rt.stopping.load(std::memory_order_seq_cst)) {
+      cancel_park(w);
+    } else {
+      w.counters.parks.add();
+      while (w.sleeping.load(std::memory_order_acquire) == 1 && !rt.stopping.load(std::memory_order_acquire)) {
+        futex_wait(w.sleeping, 1, 0);
+      }
+      cancel_park(w);  // stopping: take ourselves out if no waker did
+      w.counters.wakeups.add();
+    }
+  }
+  w.counters.idle_ns.add(now_ns() - start);
+  return found;
+}
+
+}  // namespace
+
+void set_current_worker(worker* w) noexcept { t_current_worker = w; }
+
+void wake_one(runtime_core& rt, unsigned near) noexcept {
+  // Nearest sleepers first: the woken worker steals from `near` cheaply.
+  for (const auto& tier : rt.plan.tiers_of(near)) {
+    for (unsigned v : tier.workers) {
+      if (wake_claim(rt, *rt.workers[v])) return;
+    }
+  }
+  wake_claim(rt, *rt.workers[near]);
+}
+
+void wake_worker(runtime_core& rt, unsigned index) noexcept { wake_claim(rt, *rt.workers[index]); }
+
+void wake_all(runtime_core& rt) noexcept {
+  for (auto& w : rt.workers) {
+    wake_claim(rt, *w);
+    futex_wake(w->sleeping, 1);
+  }
+}
+
+void maybe_wake(runtime_core& rt, unsigned near) noexcept {
+  // seq_cst fence: orders the caller's publication before the read of idle
+  // (pairs with the parker's seq_cst announce, then its re-check).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const std::uint64_t s = rt.idle.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+  if ((s & 0xffffffffu) == 0 && (s >> 32) != 0) wake_one(rt, near);
+}
+
+void publish_and_wake(worker& w) noexcept {
+  if (w.deque.publish() > 0) {
+    w.counters.publishes.add();
+    maybe_wake(*w.rt, w.index);
+  }
+}
+
+void poll_sources(worker& w) noexcept {
+  w.tick = 0;
+  if (task* t = pop_injector(w, node_of(w))) {
+    w.deque.push(t);  // moved, not created: not counted as a spawn
+    if (w.deque.requested() || w.rt->idle.load(std::memory_order_relaxed) != 0) publish_and_wake(w);  // relaxed: hint
+  }
+  if (task* t = pop_inbox(w)) run_task(w, t);
+}
+
+void help_until(worker& w, bool (*pred)(const void*), const void* ctx) {
+  unsigned misses = 0;
+  while (!pred(ctx)) {
+    if (task* t = find_work(w, misses % k_far_period == k_far_period - 1)) {
+      run_task(w, t);
+      misses = 0;
+      continue;
+    }
+    cpu_relax();
+    if (++misses % 64 == 0) sched_yield();
+  }
+}
+
+void report_detached_exception(worker& w, std::exception_ptr e) noexcept {
+  w.counters.detached_exceptions.add();
+  // Reported once per runtime (the count is in stats()).
+  if (w.rt->detached_errors_reported.fetch_add(1, std::memory_order_relaxed) != 0) return;  // relaxed: a count
+  std::string what = "unknown exception";
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    what = ex.what();
+  } catch (...) {
+  }
+  std::fprintf(stderr, "strata: a detached task threw: %s (further ones are counted in stats())\n", what.c_str());
+}
+
+void worker_loop(worker& w) {
+  runtime_core& rt = *w.rt;
+  for (;;) {
+    task* t = find_work(w, false);
+    if (t == nullptr) t = idle_phase(w);
+    if (t != nullptr) {
+      run_task(w, t);
+      continue;
+    }
+    if (rt.stopping.load(std::memory_order_acquire)) {
+      // Drain what may still be there (nothing, after wait_idle), then leave.
+      if (task* last = find_work(w)) {
+        run_task(w, last);
+        continue;
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace strata::detail
