@@ -114,7 +114,8 @@ inline bool task_group::done() const noexcept {
   const auto stolen = m_stolen_finished.load(std::memory_order_acquire);
   const auto finished = m_owner_finished.load(std::memory_order_acquire);
   const auto spawned = m_owner_spawned.load(std::memory_order_acquire);
-  return spawned == finished + stolen && m_foreign_pending.load(std::memory_order_acquire) == 0;
+  if (spawned != finished + stolen) return false;
+  return m_foreign_pending.load(std::memory_order_acquire) == 0;
 }
 
 template <class F>
@@ -170,7 +171,7 @@ inline void task_group::wait() {
 
 namespace detail {
 
-inline void run_task(worker& w, task* t) noexcept {
+[[gnu::always_inline]] inline void run_task(worker& w, task* t) noexcept {
   if (++w.tick >= k_injector_period) poll_sources(w);
   task_group* const g = t->group;
   task_group* const outer = w.running_group;

@@ -82,6 +82,8 @@ class deque_buffer {
   explicit deque_buffer(std::int64_t capacity)
       : m_mask(capacity - 1), m_slots(new std::atomic<T>[static_cast<std::size_t>(capacity)]) {}
   std::int64_t capacity() const noexcept { return m_mask + 1; }
+  std::int64_t mask() const noexcept { return m_mask; }
+  std::atomic<T>* slots() const noexcept { return m_slots.get(); }
   // relaxed: slot contents are published by the release store of split (or
   // are private to the owner); a thief's racy read is discarded by its CAS.
   T load(std::int64_t i) const noexcept { return m_slots[i & m_mask].load(std::memory_order_relaxed); }
@@ -123,6 +125,8 @@ class worker_deque {
     while (cap < initial_capacity) cap *= 2;
     m_garbage.reserve(64);  // 2^64 elements would be needed to outgrow this
     m_buffer = new detail::deque_buffer<T>(cap);
+    m_slots = m_buffer->slots();
+    m_mask = m_buffer->mask();
     m_garbage.emplace_back(m_buffer);
     m_shared->buffer.store(m_buffer, std::memory_order_release);
   }
@@ -133,12 +137,13 @@ class worker_deque {
 
   // Private push: no fence, no atomic read-modify-write. Grows when full.
   void push(T v) noexcept {
-    if (m_bottom - m_top_cache >= m_buffer->capacity()) {
+    if (m_bottom - m_top_cache > m_mask) {
       // acquire: pairs with thieves' CAS on top; tells how much room they freed.
       m_top_cache = m_shared->top.load(std::memory_order_acquire);
-      if (m_bottom - m_top_cache >= m_buffer->capacity()) grow();
+      if (m_bottom - m_top_cache > m_mask) grow();
     }
-    m_buffer->store(m_bottom, v);
+    // relaxed: published later by the release store of split (see publish).
+    m_slots[m_bottom & m_mask].store(v, std::memory_order_relaxed);
     ++m_bottom;
   }
 
@@ -150,7 +155,8 @@ class worker_deque {
   // forwarding on the hottest path of the runtime.)
   bool pop(T& out) noexcept {
     if (m_bottom > m_split) {
-      out = m_buffer->load(--m_bottom);
+      --m_bottom;
+      out = m_slots[m_bottom & m_mask].load(std::memory_order_relaxed);  // relaxed: private slot
       return true;
     }
     return take_shared(out);
@@ -240,11 +246,15 @@ class worker_deque {
     for (std::int64_t i = m_top_cache; i < m_bottom; ++i) bigger->store(i, m_buffer->load(i));
     m_garbage.emplace_back(bigger);  // capacity reserved: never reallocates in practice
     m_buffer = bigger;
+    m_slots = bigger->slots();
+    m_mask = bigger->mask();
     // release: a thief that loads this pointer sees the copied slots.
     m_shared->buffer.store(bigger, std::memory_order_release);
   }
 
   // Owner-private state.
+  std::atomic<T>* m_slots = nullptr;  // m_buffer's slots and mask, cached: one load less per push/pop
+  std::int64_t m_mask = 0;
   std::int64_t m_bottom = 0;     // next push index
   std::int64_t m_split = 0;      // owner's copy of split
   std::int64_t m_top_cache = 0;  // a lower bound of top, refreshed when the buffer looks full

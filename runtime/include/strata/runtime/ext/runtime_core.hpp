@@ -92,7 +92,6 @@ inline void push_local(worker& w, task* t) noexcept {
   const bool was_empty = w.deque.private_size() == 0;
   w.deque.push(t);
   w.counters.spawned.add();
-  w.counters.high_water.max(static_cast<std::uint64_t>(w.deque.size_bound()));
   // relaxed: a hint; the publishing slow path re-reads idle after a fence.
   if (w.deque.requested() || (was_empty && w.rt->idle.load(std::memory_order_relaxed) != 0)) publish_and_wake(w);
 }
