@@ -84,7 +84,10 @@ runtime::runtime(const config& c) {
   }
   rt.workers.resize(n);
   rt.stealers.resize(n);
-  std::latch ready(static_cast<std::ptrdiff_t>(n) + 1);
+  // The latch lives as long as the runtime: a worker may still be inside
+  // arrive_and_wait (reading the latch) after the constructor's own wait returned.
+  rt.start_latch = std::make_unique<std::latch>(static_cast<std::ptrdiff_t>(n) + 1);
+  std::latch& ready = *rt.start_latch;
   std::vector<std::string> errors(n);
   std::vector<start_args> args(n);
   pthread_attr_t attr;

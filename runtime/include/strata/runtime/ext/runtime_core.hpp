@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <pthread.h>
@@ -63,6 +64,7 @@ struct runtime_core {
   external_waiters ext;
 
   std::vector<pthread_t> threads;
+  std::unique_ptr<std::latch> start_latch;  // workers and the constructor meet here once
   strata::runtime* self = nullptr;  // the public object (this_runtime())
   std::uint64_t start_ns = 0;
 };
