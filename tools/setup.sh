@@ -10,10 +10,10 @@ preset=${1:?usage: tools/setup.sh PRESET [test]}
 purpose=${2:-run}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Build and library dependencies, benchmark peers (oneTBB; OpenMP is libgomp
-# from g++), and likwid for the optional Marker API.
+# Build and library dependencies, benchmark peers (oneTBB; OpenMP: libgomp
+# from g++, LLVM libomp through clang), and likwid for the optional Marker API.
 packages=(g++ cmake ninja-build pkg-config libhwloc-dev hwloc libnuma-dev numactl
-          libopenmpi-dev openmpi-bin libboost-dev libgtest-dev libtbb-dev likwid)
+          libopenmpi-dev openmpi-bin libboost-dev libgtest-dev libtbb-dev likwid clang libomp-dev)
 # The NUMA VM test boots a Debian cloud kernel under QEMU.
 if [[ $purpose == test ]]; then
   packages+=(qemu-system-x86 busybox-static cpio)

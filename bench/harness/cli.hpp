@@ -1,0 +1,52 @@
+// Command line of strata-bench:
+//
+//   strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]
+//                [--json FILE] [--list]
+//
+// Bad input throws cli_error with a message naming the argument, the value
+// and what is accepted; main() prints it and exits 2.
+#pragma once
+
+#include <optional>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/suite.hpp"
+
+namespace strata_bench {
+
+struct cli_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct options {
+  std::string filter_text;                 // as given; empty: every benchmark
+  std::optional<std::regex> filter;        // ECMAScript, searched in the benchmark name
+  std::vector<unsigned> threads;           // in the order given, duplicates dropped
+  std::vector<runtime_id> runtimes;        // in the order given, duplicates dropped
+  bool runtimes_given = false;             // --runtimes was on the command line
+  unsigned reps = 5;                       // timed runs after one warm-up
+  std::string json_path;                   // empty: no JSON
+  bool list = false;
+  bool help = false;
+  bool emit_records = false;               // internal: helper mode (records on stdout)
+};
+
+inline constexpr unsigned k_max_threads = 4096;
+inline constexpr unsigned k_max_reps = 100000;
+
+// default_threads: the thread list when --threads is absent (1..usable CPUs).
+options parse_cli(int argc, char** argv, unsigned usable_cpus);
+
+// "1,2,4", "1-16", "1,2,8-12": ascending ranges of 1..k_max_threads.
+std::vector<unsigned> parse_thread_list(std::string_view text);
+
+// "serial,tbb,omp": known runtime names.
+std::vector<runtime_id> parse_runtime_list(std::string_view text);
+
+std::string usage();
+
+}  // namespace strata_bench

@@ -1,0 +1,21 @@
+// The omp-llvm runtime runs in a helper process: GNU libgomp (linked into
+// strata-bench) and LLVM libomp must not share a process, so the OpenMP
+// versions are also built with clang++ -fopenmp=libomp into
+// strata-bench-omp-llvm, next to strata-bench. For each benchmark the parent
+// runs the helper with the same thread list and repetitions and merges the
+// records it prints (report.hpp, encode_record) into its own.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/measure.hpp"
+
+namespace strata_bench {
+
+// Always one record per thread count: the helper's, or a FAIL record saying
+// why the helper gave none.
+std::vector<record> run_helper(const benchmark& b, const std::vector<unsigned>& threads,
+                               unsigned reps);
+
+}  // namespace strata_bench

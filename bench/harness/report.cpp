@@ -1,0 +1,155 @@
+#include "harness/report.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace strata_bench {
+namespace {
+
+constexpr std::string_view k_record_tag = "strata-bench-record";
+
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_seconds(const record& r, double v) {
+  return r.timed ? format("%.9g", v) : "null";
+}
+
+// Tabs and line breaks would break the one-line protocol.
+std::string one_field(std::string_view s) {
+  std::string out(s);
+  std::replace_if(out.begin(), out.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+  return out;
+}
+
+}  // namespace
+
+void print_table(std::ostream& out, const std::vector<record>& records) {
+  std::map<std::string, const record*> serial;  // bench -> its serial record
+  for (const record& r : records) {
+    if (r.runtime == "serial" && r.timed && r.ok()) {
+      serial.emplace(r.bench, &r);
+    }
+  }
+  using row = std::array<std::string, 9>;
+  std::vector<row> rows{{"bench", "params", "runtime", "threads", "median ms", "min ms", "max ms",
+                         "check", "vs serial"}};
+  for (const record& r : records) {
+    const auto base = serial.find(r.bench);
+    const bool speedup = base != serial.end() && r.timed && r.median_s > 0.0;
+    rows.push_back({r.bench, r.params, r.runtime, std::to_string(r.threads),
+                    r.timed ? format("%.3f", r.median_s * 1e3) : "-",
+                    r.timed ? format("%.3f", r.min_s * 1e3) : "-",
+                    r.timed ? format("%.3f", r.max_s * 1e3) : "-", r.check,
+                    speedup ? format("%.2fx", base->second->median_s / r.median_s) : "-"});
+  }
+  std::array<std::size_t, 9> width{};
+  for (const row& x : rows) {
+    for (std::size_t c = 0; c < x.size(); ++c) {
+      width[c] = std::max(width[c], x[c].size());
+    }
+  }
+  // Text columns left-aligned, numbers right-aligned.
+  constexpr std::array<bool, 9> right{false, false, false, true, true, true, true, false, true};
+  for (const row& x : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < x.size(); ++c) {
+      const std::string pad(width[c] - x[c].size(), ' ');
+      line += c == 0 ? "" : "  ";
+      line += right[c] ? pad + x[c] : x[c] + pad;
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out << line << '\n';
+  }
+}
+
+void write_json(std::ostream& out, const std::vector<record>& records) {
+  out << "[";
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const record& r = records[i];
+    out << (i == 0 ? "\n" : ",\n") << "  {\"bench\": " << json_string(r.bench)
+        << ", \"runtime\": " << json_string(r.runtime) << ", \"threads\": " << r.threads
+        << ", \"params\": " << json_string(r.params) << ", \"median_s\": " << json_seconds(r, r.median_s)
+        << ", \"min_s\": " << json_seconds(r, r.min_s) << ", \"max_s\": " << json_seconds(r, r.max_s)
+        << ", \"reps\": " << r.reps << ", \"check\": " << json_string(r.check) << "}";
+  }
+  out << "\n]\n";
+}
+
+std::string encode_record(const record& r) {
+  std::string line(k_record_tag);
+  for (const std::string& f :
+       {one_field(r.bench), one_field(r.params), one_field(r.runtime), std::to_string(r.threads),
+        std::string(r.timed ? "1" : "0"), format("%.17g", r.median_s), format("%.17g", r.min_s),
+        format("%.17g", r.max_s), std::to_string(r.reps), one_field(r.check)}) {
+    line += '\t';
+    line += f;
+  }
+  return line;
+}
+
+std::optional<record> decode_record(std::string_view line) {
+  std::vector<std::string> f;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t tab = line.find('\t', start);
+    f.emplace_back(line.substr(start, tab - start));
+    if (tab == std::string_view::npos) {
+      break;
+    }
+    start = tab + 1;
+  }
+  if (f.size() != 11 || f[0] != k_record_tag) {
+    return std::nullopt;
+  }
+  record r;
+  r.bench = f[1];
+  r.params = f[2];
+  r.runtime = f[3];
+  r.threads = static_cast<unsigned>(std::strtoul(f[4].c_str(), nullptr, 10));
+  r.timed = f[5] == "1";
+  r.median_s = std::strtod(f[6].c_str(), nullptr);
+  r.min_s = std::strtod(f[7].c_str(), nullptr);
+  r.max_s = std::strtod(f[8].c_str(), nullptr);
+  r.reps = static_cast<unsigned>(std::strtoul(f[9].c_str(), nullptr, 10));
+  r.check = f[10];
+  return r;
+}
+
+std::string progress_line(const record& r) {
+  std::string s = "strata-bench: " + r.bench + " " + r.runtime + " threads=" + std::to_string(r.threads);
+  if (r.timed) {
+    s += " median " + format("%.3f", r.median_s * 1e3) + " ms";
+  }
+  return s + " " + r.check;
+}
+
+}  // namespace strata_bench

@@ -1,0 +1,90 @@
+// The benchmark list. Which versions exist depends on what the build found:
+// STRATA_BENCH_HAVE_TBB, STRATA_BENCH_HAVE_OPENMP and
+// STRATA_BENCH_HAVE_RUNTIME (the strata::runtime target). The omp-llvm helper
+// is this same harness built by clang++ with STRATA_BENCH_LLVM_HELPER: there
+// the OpenMP versions fill the omp-llvm slot and nothing else is run.
+#include "harness/suite.hpp"
+
+#include "fib/fib.hpp"
+#include "forkjoin/forkjoin.hpp"
+#include "nqueens/nqueens.hpp"
+#include "reduce/reduce.hpp"
+#include "skynet/skynet.hpp"
+#include "uts/uts.hpp"
+
+// A version's prepare function where it is compiled in, else nullptr.
+#if defined(STRATA_BENCH_HAVE_TBB) && !defined(STRATA_BENCH_LLVM_HELPER)
+#define STRATA_BENCH_TBB(...) __VA_ARGS__
+#else
+#define STRATA_BENCH_TBB(...) nullptr
+#endif
+#if defined(STRATA_BENCH_HAVE_RUNTIME) && !defined(STRATA_BENCH_LLVM_HELPER)
+#define STRATA_BENCH_STRATA(...) __VA_ARGS__
+#else
+#define STRATA_BENCH_STRATA(...) nullptr
+#endif
+#if defined(STRATA_BENCH_HAVE_OPENMP)
+#define STRATA_BENCH_OMP(...) __VA_ARGS__
+#else
+#define STRATA_BENCH_OMP(...) nullptr
+#endif
+
+namespace strata_bench {
+namespace {
+
+// The OpenMP versions fill the slot of the OpenMP runtime this binary links.
+#if defined(STRATA_BENCH_LLVM_HELPER)
+constexpr runtime_id k_openmp_slot = runtime_id::omp_llvm;
+#else
+constexpr runtime_id k_openmp_slot = runtime_id::omp;
+#endif
+
+constexpr std::array<prepare_fn, k_runtime_count> versions(prepare_fn serial, prepare_fn strata,
+                                                           prepare_fn tbb, prepare_fn openmp) {
+  std::array<prepare_fn, k_runtime_count> v{};
+  v[static_cast<std::size_t>(runtime_id::serial)] = serial;
+  v[static_cast<std::size_t>(runtime_id::strata)] = strata;
+  v[static_cast<std::size_t>(runtime_id::tbb)] = tbb;
+  v[static_cast<std::size_t>(k_openmp_slot)] = openmp;
+  return v;
+}
+
+const std::array<benchmark, 7> k_suite{{
+    {"fib", "n=30", "fib(30) without cutoff: a task per call, 2.69 M tasks (spawn/join cost)",
+     versions(fib::prepare_serial, STRATA_BENCH_STRATA(fib::prepare_strata),
+              STRATA_BENCH_TBB(fib::prepare_tbb), STRATA_BENCH_OMP(fib::prepare_omp))},
+    {"uts-t1", "geo fixed b=4 d=10 r=19",
+     "UTS T1 (-t 1 -a 3 -d 10 -b 4 -r 19): 4,130,071 SHA-1 nodes, a task per child",
+     versions([](unsigned p) { return uts::prepare_serial(uts::k_t1, p); },
+              STRATA_BENCH_STRATA([](unsigned p) { return uts::prepare_strata(uts::k_t1, p); }),
+              STRATA_BENCH_TBB([](unsigned p) { return uts::prepare_tbb(uts::k_t1, p); }),
+              STRATA_BENCH_OMP([](unsigned p) { return uts::prepare_omp(uts::k_t1, p); }))},
+    {"uts-t3", "bin b=2000 q=0.124875 m=8 r=42",
+     "UTS T3 (-t 0 -b 2000 -q 0.124875 -m 8 -r 42): 4,112,897 nodes, depth 1,572",
+     versions([](unsigned p) { return uts::prepare_serial(uts::k_t3, p); },
+              STRATA_BENCH_STRATA([](unsigned p) { return uts::prepare_strata(uts::k_t3, p); }),
+              STRATA_BENCH_TBB([](unsigned p) { return uts::prepare_tbb(uts::k_t3, p); }),
+              STRATA_BENCH_OMP([](unsigned p) { return uts::prepare_omp(uts::k_t3, p); }))},
+    {"nqueens", "n=12",
+     "BOTS nqueens(12) without cutoff: a task per column at every row, board copied per task",
+     versions(nqueens::prepare_serial, STRATA_BENCH_STRATA(nqueens::prepare_strata),
+              STRATA_BENCH_TBB(nqueens::prepare_tbb), STRATA_BENCH_OMP(nqueens::prepare_omp))},
+    {"skynet", "leaves=10^6",
+     "skynet: 10-ary tree of 1,111,111 tasks, sum of the leaf ids",
+     versions(skynet::prepare_serial, STRATA_BENCH_STRATA(skynet::prepare_strata),
+              STRATA_BENCH_TBB(skynet::prepare_tbb), STRATA_BENCH_OMP(skynet::prepare_omp))},
+    {"reduce", "n=10^8 doubles",
+     "parallel reduce: sum of 10^8 doubles (800 MB, first-touched by the runtime)",
+     versions(reduce::prepare_serial, STRATA_BENCH_STRATA(reduce::prepare_strata),
+              STRATA_BENCH_TBB(reduce::prepare_tbb), STRATA_BENCH_OMP(reduce::prepare_omp))},
+    {"forkjoin", "iters=10^4, P tasks each",
+     "10^4 empty fork-joins of one task per worker (fork-join latency)",
+     versions(forkjoin::prepare_serial, STRATA_BENCH_STRATA(forkjoin::prepare_strata),
+              STRATA_BENCH_TBB(forkjoin::prepare_tbb), STRATA_BENCH_OMP(forkjoin::prepare_omp))},
+}};
+
+}  // namespace
+
+std::span<const benchmark> suite() noexcept { return k_suite; }
+
+}  // namespace strata_bench

@@ -1,0 +1,81 @@
+#include "harness/report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace strata_bench {
+namespace {
+
+record sample() {
+  record r;
+  r.bench = "fib";
+  r.params = "n=30";
+  r.runtime = "omp-llvm";
+  r.threads = 2;
+  r.timed = true;
+  r.median_s = 0.123456789012345;
+  r.min_s = 0.1;
+  r.max_s = 0.2;
+  r.reps = 5;
+  r.check = "ok";
+  return r;
+}
+
+TEST(Record, HelperLineRoundTrips) {
+  record r = sample();
+  r.check = "FAIL: a\ttab and a\nnewline";
+  const std::string line = encode_record(r);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const std::optional<record> back = decode_record(line);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->bench, r.bench);
+  EXPECT_EQ(back->params, r.params);
+  EXPECT_EQ(back->runtime, r.runtime);
+  EXPECT_EQ(back->threads, r.threads);
+  EXPECT_TRUE(back->timed);
+  EXPECT_EQ(back->median_s, r.median_s);  // 17 digits: exact
+  EXPECT_EQ(back->min_s, r.min_s);
+  EXPECT_EQ(back->max_s, r.max_s);
+  EXPECT_EQ(back->reps, r.reps);
+  EXPECT_EQ(back->check, "FAIL: a tab and a newline");
+  EXPECT_FALSE(decode_record("some other output").has_value());
+}
+
+TEST(Json, OneObjectPerRecordEscapedAndNullWhenUntimed) {
+  record bad = sample();
+  bad.timed = false;
+  bad.reps = 0;
+  bad.check = "FAIL: setup: \"quoted\" \\ path";
+  std::ostringstream out;
+  write_json(out, {sample(), bad});
+  const std::string json = out.str();
+  EXPECT_NE(json.find(R"({"bench": "fib", "runtime": "omp-llvm", "threads": 2, "params": "n=30", )"
+                      R"("median_s": 0.123456789, "min_s": 0.1, "max_s": 0.2, "reps": 5, "check": "ok"})"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("median_s": null, "min_s": null, "max_s": null, "reps": 0, )"
+                      R"("check": "FAIL: setup: \"quoted\" \\ path"})"),
+            std::string::npos)
+      << json;
+  EXPECT_EQ(json.front(), '[');
+  EXPECT_EQ(json.substr(json.size() - 2), "]\n");
+}
+
+TEST(Table, SpeedupAgainstSerialOfTheSameBench) {
+  record serial = sample();
+  serial.runtime = "serial";
+  serial.threads = 1;
+  serial.median_s = 0.2;
+  record par = sample();
+  par.median_s = 0.1;
+  std::ostringstream out;
+  print_table(out, {serial, par});
+  const std::string table = out.str();
+  EXPECT_NE(table.find("vs serial"), std::string::npos);
+  EXPECT_NE(table.find("1.00x"), std::string::npos) << table;
+  EXPECT_NE(table.find("2.00x"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace strata_bench
