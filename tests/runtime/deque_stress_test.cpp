@@ -85,7 +85,9 @@ TEST_P(DequeStress, EveryIdExactlyOnce) {
   for (std::size_t i = 1; i <= n; ++i) bad += hits[i].load(std::memory_order_relaxed) != 1;
   EXPECT_EQ(bad, 0u) << "ids not obtained exactly once";
   EXPECT_EQ(popped + stolen.load(), n);
-  if (n >= 100000) EXPECT_GT(stolen.load(), 0u) << "thieves never succeeded: the test did not test stealing";
+  if (n >= 100000) {
+    EXPECT_GT(stolen.load(), 0u) << "thieves never succeeded: the test did not test stealing";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, DequeStress,
