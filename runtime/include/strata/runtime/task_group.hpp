@@ -6,15 +6,16 @@
 //   g.wait();                      // helps; rethrows the first exception
 //
 // Counting without atomics on the fork-join fast path. A group created on a
-// worker has an owner (that worker). The owner counts the tasks it spawns
-// and the ones it runs itself in two plain single-writer counters; a task
-// run by any other worker (stolen) bumps an atomic counter; a task spawned
-// by anyone but the owner (another worker, a thread outside the runtime)
-// goes through an atomic pending count. The group is done when
-//   owner_spawned == owner_finished + stolen_finished  and  foreign_pending == 0.
-// The two owner counters only grow, and readers load finished before
-// spawned, so a reader that sees equality knows every task spawned before
-// its read has finished.
+// worker has an owner (that worker). The owner keeps one plain single-writer
+// counter, outstanding = tasks it spawned - those it finished itself; a task
+// run by any other worker (stolen) bumps the atomic stolen_finished; a task
+// spawned by anyone but the owner (another worker, a thread outside the
+// runtime) goes through the atomic foreign_pending. The group is done when
+//   outstanding == stolen_finished  and  foreign_pending == 0.
+// stolen_finished only grows and readers load it before outstanding: a
+// reader that sees equality knows that, when it read outstanding, no task
+// spawned by the owner was still pending (pending = outstanding -
+// stolen_finished, which cannot go below zero).
 //
 // Memory ordering: a task's effects happen-before wait() returns (release
 // increments by thieves, acquire loads in done(); owner-run tasks are the
@@ -65,9 +66,9 @@ class task_group {
 
   detail::runtime_core* m_rt = nullptr;
   detail::worker* m_owner = nullptr;  // worker that created the group, or nullptr
-  // Written by the owner only (plain increments, release store), read by any waiter.
-  std::atomic<std::uint64_t> m_owner_spawned{0};
-  std::atomic<std::uint64_t> m_owner_finished{0};
+  // Written by the owner only (plain increments and decrements, release
+  // store on completion), read by any waiter.
+  std::atomic<std::uint64_t> m_owner_outstanding{0};
   // Read-modify-written by other workers (stolen completions, foreign spawns/completions).
   // Not padded away from the owner's counters: a group lives on its owner's
   // stack, is written by thieves only when they finish stolen tasks, and a
@@ -109,31 +110,35 @@ void report_detached_exception(worker& w, std::exception_ptr e) noexcept;
 }  // namespace detail
 
 inline bool task_group::done() const noexcept {
-  // acquire loads: pair with the release increments of completing tasks.
-  // Finished before spawned (see the essay above).
+  // acquire loads: pair with the release stores/increments of completing
+  // tasks. stolen_finished before outstanding (see the essay above).
   const auto stolen = m_stolen_finished.load(std::memory_order_acquire);
-  const auto finished = m_owner_finished.load(std::memory_order_acquire);
-  const auto spawned = m_owner_spawned.load(std::memory_order_acquire);
-  if (spawned != finished + stolen) return false;
+  if (m_owner_outstanding.load(std::memory_order_acquire) != stolen) return false;
   return m_foreign_pending.load(std::memory_order_acquire) == 0;
 }
 
 template <class F>
 void task_group::run(F&& f) {
   detail::worker* w = detail::current_worker();
+  if (w != nullptr && w == m_owner) {  // the fork-join fast path
+    detail::task* t = w->pool.allocate();
+    detail::emplace_callable(t, std::forward<F>(f));
+    t->group = this;
+    t->home = w->index;
+    t->how = detail::completion::group_owner;
+    // single writer (the owner): a plain increment (relaxed: the task is not
+    // visible to anyone before the push, and done() cannot turn true by it).
+    m_owner_outstanding.store(m_owner_outstanding.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    detail::push_local(*w, t);
+    return;
+  }
   if (w != nullptr && w->rt == m_rt) {
     detail::task* t = w->pool.allocate();
     detail::emplace_callable(t, std::forward<F>(f));
     t->group = this;
     t->home = w->index;
-    if (w == m_owner) {
-      t->how = detail::completion::group_owner;
-      // single writer (the owner): plain increment; release publishes it to other waiters.
-      m_owner_spawned.store(m_owner_spawned.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-    } else {
-      t->how = detail::completion::group_foreign;
-      m_foreign_pending.fetch_add(1, std::memory_order_relaxed);  // relaxed: the push publishes the task
-    }
+    t->how = detail::completion::group_foreign;  // another worker of the runtime
+    m_foreign_pending.fetch_add(1, std::memory_order_relaxed);  // relaxed: the push publishes the task
     detail::push_local(*w, t);
     return;
   }
@@ -153,14 +158,33 @@ void task_group::run(F&& f) {
 inline void task_group::wait() {
   detail::worker* w = detail::current_worker();
   if (w != nullptr && w == m_owner) {
-    // Fast path: our children sit on top of our deque.
+    // Fast path: our children sit on top of our deque. A popped task of
+    // ours (spawned by us for this group, so its frame is in our pool) runs
+    // here directly; anything else goes through run_task.
     detail::task* t;
     while (!done()) {
       if (!w->deque.pop(t)) {
         wait_slow(w);
         break;
       }
-      detail::run_task(*w, t);
+      if (t->group != this || t->how != detail::completion::group_owner) {
+        detail::run_task(*w, t);
+        continue;
+      }
+      if (++w->tick >= detail::k_injector_period) detail::poll_sources(*w);
+      task_group* const outer = w->running_group;
+      w->running_group = this;
+      try {
+        t->run(t);
+      } catch (...) {
+        record_exception(std::current_exception());
+      }
+      w->running_group = outer;
+      if (t->destroy != nullptr) t->destroy(t);
+      w->pool.free_local(t);
+      w->counters.executed.add();
+      // single writer (the owner); release publishes the task's effects to other waiters.
+      m_owner_outstanding.store(m_owner_outstanding.load(std::memory_order_relaxed) - 1, std::memory_order_release);
     }
     if (m_failed.load(std::memory_order_relaxed)) rethrow_if_failed();  // relaxed: done() ordered it
     return;
@@ -194,7 +218,8 @@ namespace detail {
   if (how == completion::group_owner) {
     if (g->m_owner == &w) {
       // single writer (the owner): release publishes the task's effects to other waiters.
-      g->m_owner_finished.store(g->m_owner_finished.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+      g->m_owner_outstanding.store(g->m_owner_outstanding.load(std::memory_order_relaxed) - 1,
+                                   std::memory_order_release);
       return;
     }
     // Stolen. release: publishes the task's effects (pairs with acquire in done()).
