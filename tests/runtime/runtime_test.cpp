@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <strata/strata.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -270,6 +271,29 @@ TEST(Runtime, DisplayAffinityPrintsThePlacement) {
   { strata::runtime rt{c}; }
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("strata placement: 2 worker(s)"), std::string::npos) << err;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Runtime, LargeCallablesAreBoxedAndCounted) {
+  strata::runtime rt{workers(1)};
+  std::array<char, 512> big{};
+  big[100] = 7;
+  const int got = rt.submit([] {
+                      int sum = 0;
+                      std::array<char, 512> inner{};
+                      inner[3] = 5;
+                      strata::task_group g;
+                      g.run([inner, &sum] { sum = inner[3]; });  // 512 bytes: does not fit a frame
+                      g.wait();
+                      return sum;
+                    }).get();
+  EXPECT_EQ(got, 5);
+  EXPECT_EQ(rt.submit([big] { return big[100]; }).get(), 7);  // boxed from outside: heap frame anyway
+  rt.wait_idle();
+  EXPECT_EQ(rt.stats().workers[0].boxed_tasks, 1u);
 }
 
 }  // namespace

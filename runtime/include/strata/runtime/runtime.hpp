@@ -94,6 +94,7 @@ detail::task* runtime::make_task(F&& f) {
   if (w != nullptr && w->rt == m_core.get()) {
     t = w->pool.allocate();
     t->home = w->index;
+    if constexpr (detail::k_boxed<F>) w->counters.boxed.add();
   } else {
     t = new detail::task{};
     t->home = detail::k_no_home;

@@ -31,7 +31,6 @@ struct worker_stats {
   std::uint64_t publishes = 0;            // private work shared on a thief's request
   std::uint64_t parks = 0;
   std::uint64_t wakeups = 0;              // times this worker was woken
-  std::uint64_t deque_overflows = 0;      // reserved: a full deque grows instead
   std::uint64_t boxed_tasks = 0;          // callables too large for a frame
   std::uint64_t detached_exceptions = 0;
   double busy_s = 0;

@@ -122,6 +122,7 @@ void task_group::run(F&& f) {
   detail::worker* w = detail::current_worker();
   if (w != nullptr && w == m_owner) {  // the fork-join fast path
     detail::task* t = w->pool.allocate();
+    if constexpr (detail::k_boxed<F>) w->counters.boxed.add();
     detail::emplace_callable(t, std::forward<F>(f));
     t->group = this;
     t->home = w->index;
@@ -134,6 +135,7 @@ void task_group::run(F&& f) {
   }
   if (w != nullptr && w->rt == m_rt) {
     detail::task* t = w->pool.allocate();
+    if constexpr (detail::k_boxed<F>) w->counters.boxed.add();
     detail::emplace_callable(t, std::forward<F>(f));
     t->group = this;
     t->home = w->index;

@@ -60,11 +60,15 @@ struct boxed {
   F* f;
 };
 
+// True when a callable of type F does not fit a frame and is boxed on the heap.
+template <class F>
+inline constexpr bool k_boxed = !(sizeof(std::decay_t<F>) <= k_inline_bytes && alignof(std::decay_t<F>) <= 16);
+
 // Builds the callable F in frame t (in place or boxed) and sets run/destroy.
 template <class F>
 void emplace_callable(task* t, F&& fn) {
   using D = std::decay_t<F>;
-  if constexpr (sizeof(D) <= k_inline_bytes && alignof(D) <= 16) {
+  if constexpr (!k_boxed<F>) {
     ::new (static_cast<void*>(t->storage)) D(std::forward<F>(fn));
     t->run = [](task* self) { (*std::launder(reinterpret_cast<D*>(self->storage)))(); };
     if constexpr (std::is_trivially_destructible_v<D>) {
