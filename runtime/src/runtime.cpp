@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -50,6 +51,8 @@ void* worker_main(void* p) {
   auto w = std::make_unique<detail::worker>();
   w->rt = &rt;
   w->index = args.index;
+  w->package = static_cast<unsigned>(rt.plan.workers()[args.index].package);
+  w->idle = &rt.idle[w->package];
   w->rng = 0x9E3779B97F4A7C15ull * (args.index + 1);
   rt.stealers[args.index] = w->deque.make_stealer();
   detail::worker* self = w.get();
@@ -82,6 +85,9 @@ runtime::runtime(const config& c) {
     if (pu.os_index >= static_cast<int>(rt.node_of_cpu.size())) rt.node_of_cpu.resize(pu.os_index + 1, 0);
     rt.node_of_cpu[static_cast<std::size_t>(pu.os_index)] = pu.numa_node;
   }
+  rt.num_packages = std::max<std::size_t>(1, rt.plan.machine().num_packages());
+  rt.idle = std::make_unique<detail::package_idle[]>(rt.num_packages);
+  for (const auto& p : rt.plan.workers()) rt.idle[static_cast<std::size_t>(p.package)].workers++;
   rt.workers.resize(n);
   rt.stealers.resize(n);
   // The latch lives as long as the runtime: a worker may still be inside

@@ -159,27 +159,30 @@ task* find_work(worker& w, bool far = true) noexcept {
   return far ? other_injectors(w) : nullptr;
 }
 
-bool wake_claim(runtime_core& rt, worker& target) noexcept {
+bool wake_claim(worker& target) noexcept {
   // seq_cst exchange: the one who flips 1 -> 0 owns the wake (pairs with the
   // parker's seq_cst store of 1 and its own cancel exchange).
   if (target.sleeping.load(std::memory_order_relaxed) == 0) return false;  // relaxed: pre-check only
   if (target.sleeping.exchange(0, std::memory_order_seq_cst) != 1) return false;
-  rt.idle.fetch_sub(k_sleeper, std::memory_order_seq_cst);  // seq_cst: part of the idle protocol
+  target.idle->word.fetch_sub(k_sleeper, std::memory_order_seq_cst);  // seq_cst: part of the idle protocol
   futex_wake(target.sleeping, 1);
   return true;
 }
+
+std::uint64_t spinners_of(std::uint64_t word) noexcept { return word & 0xffffffffu; }
+std::uint64_t sleepers_of(std::uint64_t word) noexcept { return word >> 32; }
 
 // Leaves the spinning state; wakes one more if we were the last spinner and
 // somebody sleeps (the last spinner to find work keeps the search going).
 void stop_spinning_found_work(worker& w) noexcept {
   // seq_cst: part of the idle protocol (pairs with producers' fence + load).
-  const std::uint64_t prev = w.rt->idle.fetch_sub(k_spinner, std::memory_order_seq_cst);
-  if ((prev & 0xffffffffu) == 1 && (prev >> 32) != 0) wake_one(*w.rt, w.index);
+  const std::uint64_t prev = w.idle->word.fetch_sub(k_spinner, std::memory_order_seq_cst);
+  if (spinners_of(prev) == 1 && sleepers_of(prev) != 0) wake_one(*w.rt, w.index);
 }
 
 void cancel_park(worker& w) noexcept {
   if (w.sleeping.exchange(0, std::memory_order_seq_cst) == 1) {  // seq_cst: see wake_claim
-    w.rt->idle.fetch_sub(k_sleeper, std::memory_order_seq_cst);
+    w.idle->word.fetch_sub(k_sleeper, std::memory_order_seq_cst);
   }
 }
 
@@ -189,13 +192,20 @@ task* idle_phase(worker& w) {
   runtime_core& rt = *w.rt;
   const std::uint64_t start = now_ns();
   task* found = nullptr;
-  const auto p = static_cast<std::uint64_t>(rt.workers.size());
-  const std::uint64_t s = rt.idle.load(std::memory_order_relaxed);  // relaxed: a heuristic (spin cap)
-  const std::uint64_t spinners = s & 0xffffffffu;
-  const std::uint64_t sleepers = s >> 32;
-  const std::uint64_t busy = p > spinners + sleepers + 1 ? p - spinners - sleepers - 1 : 0;
-  if (2 * spinners < busy || (spinners == 0 && busy > 0)) {
-    rt.idle.fetch_add(k_spinner, std::memory_order_seq_cst);  // seq_cst: part of the idle protocol
+  // Spin cap, per package: at most about half its busy workers spin, and
+  // one spins as long as anybody anywhere is busy (relaxed loads: a heuristic).
+  const std::uint64_t s = w.idle->word.load(std::memory_order_relaxed);
+  const std::uint64_t in_pkg = w.idle->workers;
+  const std::uint64_t idle_pkg = spinners_of(s) + sleepers_of(s) + 1;
+  const std::uint64_t busy_pkg = in_pkg > idle_pkg ? in_pkg - idle_pkg : 0;
+  std::uint64_t idle_all = 1;
+  for (std::size_t p = 0; p < rt.num_packages; ++p) {
+    const std::uint64_t x = rt.idle[p].word.load(std::memory_order_relaxed);
+    idle_all += spinners_of(x) + sleepers_of(x);
+  }
+  const bool anyone_busy = rt.workers.size() > idle_all;
+  if (2 * spinners_of(s) < busy_pkg || (spinners_of(s) == 0 && anyone_busy)) {
+    w.idle->word.fetch_add(k_spinner, std::memory_order_seq_cst);  // seq_cst: part of the idle protocol
     for (int round = 0; round < k_spin_rounds && !found; ++round) {
       found = find_work(w, round % k_far_period == k_far_period - 1);
       if (found) {
@@ -207,14 +217,14 @@ task* idle_phase(worker& w) {
       if ((round & 63) == 63) sched_yield();
     }
     if (!found) {
-      rt.idle.fetch_sub(k_spinner, std::memory_order_seq_cst);  // seq_cst: then re-check (Go's dance)
+      w.idle->word.fetch_sub(k_spinner, std::memory_order_seq_cst);  // seq_cst: then re-check (Go's dance)
       found = find_work(w);
     }
   }
   if (!found && !rt.stopping.load(std::memory_order_acquire)) {
     // Two-phase park: announce, re-check everything, sleep or cancel.
     w.sleeping.store(1, std::memory_order_seq_cst);
-    rt.idle.fetch_add(k_sleeper, std::memory_order_seq_cst);
+    w.idle->word.fetch_add(k_sleeper, std::memory_order_seq_cst);
     found = find_work(w);
     if (found || rt.stopping.load(std::memory_order_seq_cst)) {
       cancel_park(w);
@@ -239,27 +249,41 @@ void wake_one(runtime_core& rt, unsigned near) noexcept {
   // Nearest sleepers first: the woken worker steals from `near` cheaply.
   for (const auto& tier : rt.plan.tiers_of(near)) {
     for (unsigned v : tier.workers) {
-      if (wake_claim(rt, *rt.workers[v])) return;
+      if (wake_claim(*rt.workers[v])) return;
     }
   }
-  wake_claim(rt, *rt.workers[near]);
+  wake_claim(*rt.workers[near]);
 }
 
-void wake_worker(runtime_core& rt, unsigned index) noexcept { wake_claim(rt, *rt.workers[index]); }
+void wake_worker(runtime_core& rt, unsigned index) noexcept { wake_claim(*rt.workers[index]); }
 
 void wake_all(runtime_core& rt) noexcept {
   for (auto& w : rt.workers) {
-    wake_claim(rt, *w);
+    wake_claim(*w);
     futex_wake(w->sleeping, 1);
   }
 }
 
 void maybe_wake(runtime_core& rt, unsigned near) noexcept {
-  // seq_cst fence: orders the caller's publication before the read of idle
-  // (pairs with the parker's seq_cst announce, then its re-check).
+  // seq_cst fence: orders the caller's publication before the reads of the
+  // idle words (pairs with the parker's seq_cst announce, then its re-check).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  const std::uint64_t s = rt.idle.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
-  if ((s & 0xffffffffu) == 0 && (s >> 32) != 0) wake_one(rt, near);
+  const worker& w = *rt.workers[near];
+  const std::uint64_t s = w.idle->word.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+  if (spinners_of(s) != 0) return;  // a searcher of this package will find it
+  if (sleepers_of(s) != 0) {
+    wake_one(rt, near);  // nearest sleeper first: this package
+    return;
+  }
+  // This package is all busy: another package with sleepers and no searcher.
+  for (std::size_t p = 0; p < rt.num_packages; ++p) {
+    if (p == w.package) continue;
+    const std::uint64_t x = rt.idle[p].word.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+    if (spinners_of(x) == 0 && sleepers_of(x) != 0) {
+      wake_one(rt, near);  // scans near's tiers: the nearest sleeper wherever it is
+      return;
+    }
+  }
 }
 
 void publish_and_wake(worker& w) noexcept {
@@ -275,7 +299,7 @@ void poll_sources(worker& w) noexcept {
   w.counters.high_water.max(static_cast<std::uint64_t>(w.deque.size_bound()));
   if (task* t = pop_injector(w, node_of(w))) {
     w.deque.push(t);  // moved, not created: not counted as a spawn
-    if (w.deque.requested() || w.rt->idle.load(std::memory_order_relaxed) != 0) publish_and_wake(w);  // relaxed: hint
+    if (w.deque.requested() || w.idle->word.load(std::memory_order_relaxed) != 0) publish_and_wake(w);  // relaxed: hint
   }
   if (task* t = pop_inbox(w)) run_task(w, t);
 }

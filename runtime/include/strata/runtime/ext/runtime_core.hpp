@@ -1,13 +1,14 @@
 // runtime_core: the state every worker and submitter shares, and the spawn
 // fast path (inline, so a spawn costs a few plain operations).
 //
-// Parking (see worker_loop.cpp for the full protocol): `idle` packs the
-// number of spinning workers (low 32 bits) and parked workers (high 32
+// Parking (see worker_loop.cpp for the full protocol): each package's idle
+// word packs its spinning workers (low 32 bits) and parked workers (high 32
 // bits). A producer of shared work wakes a parked worker only when nobody
-// spins (Go's rule); a worker about to park announces itself in `idle` and
-// in its own `sleeping` word (seq_cst), re-checks every source, then sleeps
-// on its futex or cancels. Producers publish work, then (seq_cst fence) read
-// `idle`: one of the two sides always sees the other.
+// spins in its package (Go's rule, per socket); a worker about to park
+// announces itself in its package's word and in its own `sleeping` word
+// (seq_cst), re-checks every source, then sleeps on its futex or cancels.
+// Producers publish work, then (seq_cst fence) read the idle words: one of
+// the two sides always sees the other.
 #pragma once
 
 #include <atomic>
@@ -49,8 +50,9 @@ struct runtime_core {
   bool pinned = false;
   bool deterministic = false;
 
-  // Spinners (low half) and sleepers (high half): RMW by workers, read by producers.
-  alignas(k_destructive_size) std::atomic<std::uint64_t> idle{0};
+  // Per package: spinners (low half) and sleepers (high half); see package_idle.
+  std::unique_ptr<package_idle[]> idle;
+  std::size_t num_packages = 0;
   // Submissions in flight from outside and the shutdown flag (Dekker pair:
   // a submitter raises active_submits then reads accepting; shutdown clears
   // accepting then waits for active_submits to drain; both seq_cst).
@@ -95,7 +97,7 @@ inline void push_local(worker& w, task* t) noexcept {
   w.deque.push(t);
   w.counters.spawned.add();
   // relaxed: a hint; the publishing slow path re-reads idle after a fence.
-  if (w.deque.requested() || (was_empty && w.rt->idle.load(std::memory_order_relaxed) != 0)) publish_and_wake(w);
+  if (w.deque.requested() || (was_empty && w.idle->word.load(std::memory_order_relaxed) != 0)) publish_and_wake(w);
 }
 
 }  // namespace strata::detail

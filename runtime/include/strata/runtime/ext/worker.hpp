@@ -42,6 +42,17 @@ struct worker_counters {
 
 using task_inbox = inbox<task, &task::next>;
 
+// Idle accounting of one package (socket): spinning workers in the low 32
+// bits, parked workers in the high 32 bits. Read-modify-written (seq_cst) by
+// the package's workers and by wakers; read by producers after a seq_cst
+// fence. Per package, so that every socket keeps its own searcher and a
+// producer wakes a sleeper near its work first (DESIGN: spinners capped per
+// socket).
+struct alignas(k_destructive_size) package_idle {
+  std::atomic<std::uint64_t> word{0};
+  unsigned workers = 0;  // workers placed in the package (set before start)
+};
+
 struct worker {
   // --- owner-private ---
   alignas(k_destructive_size) runtime_core* rt = nullptr;
@@ -51,7 +62,8 @@ struct worker {
   task_group* running_group = nullptr;  // group of the task running now (nested waits)
   std::uint32_t tick = 0;               // fairness: injector checked every k_injector_period tasks
   std::uint64_t rng = 0;                // victim choice
-  std::uint32_t wait_depth = 0;         // nested helping waits (stack guard)
+  package_idle* idle = nullptr;         // the idle word of this worker's package
+  unsigned package = 0;
   worker_counters counters;
 
   // --- touched by other threads ---
