@@ -262,3 +262,26 @@ TEST(Runtime, LargeCallablesAreBoxedAndCounted) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Runtime, LoopExceptionsReachTheCaller) {
+  strata::runtime rt{workers(3)};
+  std::atomic<int> chunks{0};
+  EXPECT_THROW(strata::parallel_for(rt, 0, 300, 10,
+                                    [&](std::size_t lo, std::size_t) {
+                                      chunks++;
+                                      if (lo == 0) throw std::runtime_error("first chunk fails");
+                                    },
+                                    strata::partition::numa_static),
+               std::runtime_error);
+  EXPECT_EQ(chunks.load(), 21) << "worker 0 stops at its failing first piece; the 2 x 10 pieces of the others all ran";
+  EXPECT_THROW(strata::parallel_for(rt, 0, 1000, 10,
+                                    [](std::size_t lo, std::size_t) {
+                                      if (lo == 500) throw std::runtime_error("one piece fails");
+                                    }),
+               std::runtime_error);
+  EXPECT_EQ(rt.submit([] { return 1; }).get(), 1);
+}
+
+}  // namespace

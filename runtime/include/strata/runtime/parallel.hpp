@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -79,7 +80,16 @@ void for_numa_static(runtime& rt, std::size_t lo, std::size_t hi, std::size_t gr
       for (std::size_t a = clo; a < chi; a += grain) body(a, a + grain < chi ? a + grain : chi);
     }));
   }
-  for (auto& f : parts) f.get();
+  // Wait for every chunk before rethrowing: the chunks reference `body`.
+  std::exception_ptr first;
+  for (auto& f : parts) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace detail
