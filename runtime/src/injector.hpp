@@ -33,7 +33,7 @@ class injector {
     if (!m_queue.pop(t)) return nullptr;
     return t;
   }
-  std::uint64_t pushed() const noexcept { return m_pushed.load(std::memory_order_relaxed); }
+  std::uint64_t pushed() const noexcept { return m_pushed.load(std::memory_order_relaxed); }  // relaxed: statistics
 
  private:
   boost::lockfree::queue<task*> m_queue;

@@ -174,7 +174,7 @@ void runtime::wait_idle() {
     for (auto& w : rt.workers) finished += w->counters.executed.get();
     std::atomic_thread_fence(std::memory_order_acquire);  // acquire: pairs with the counters' release increments
     for (auto& w : rt.workers) created += w->counters.spawned.get();
-    created += rt.external_created.load(std::memory_order_acquire);
+    created += rt.external_created.load(std::memory_order_acquire);  // acquire: pairs with the release increment in submit
     return finished == created;
   };
   unsigned spins = 0;
@@ -273,7 +273,7 @@ struct submit_guard {
       throw runtime_error("strata: the runtime is shutting down or shut down; it takes no new tasks");
     }
   }
-  ~submit_guard() { rt.active_submits.fetch_sub(1, std::memory_order_seq_cst); }
+  ~submit_guard() { rt.active_submits.fetch_sub(1, std::memory_order_seq_cst); }  // seq_cst: shutdown waits for 0
   submit_guard(const submit_guard&) = delete;
   submit_guard& operator=(const submit_guard&) = delete;
 };

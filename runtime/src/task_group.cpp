@@ -18,7 +18,7 @@ task_group::task_group(runtime& rt) : m_rt(&rt.core()) {
 
 void task_group::destroy_pending() noexcept {
   if (done()) {
-    if (m_failed.load(std::memory_order_acquire)) {
+    if (m_failed.load(std::memory_order_acquire)) {  // acquire: pairs with record_exception
       std::fprintf(stderr, "strata: a task_group was destroyed with an exception nobody collected with wait()\n");
     }
     return;

@@ -40,6 +40,7 @@ struct future_state {
     ready.store(1, std::memory_order_release);  // release: publishes value/error (pairs with acquire in is_ready)
     notify_external(rt->ext);
   }
+  // acquire: pairs with the release store in finish().
   bool is_ready() const noexcept { return ready.load(std::memory_order_acquire) != 0; }
 };
 

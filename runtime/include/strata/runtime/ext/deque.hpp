@@ -87,7 +87,7 @@ class deque_buffer {
   // relaxed: slot contents are published by the release store of split (or
   // are private to the owner); a thief's racy read is discarded by its CAS.
   T load(std::int64_t i) const noexcept { return m_slots[i & m_mask].load(std::memory_order_relaxed); }
-  void store(std::int64_t i, T v) noexcept { m_slots[i & m_mask].store(v, std::memory_order_relaxed); }
+  void store(std::int64_t i, T v) noexcept { m_slots[i & m_mask].store(v, std::memory_order_relaxed); }  // relaxed: as load
 
  private:
   std::int64_t m_mask;
@@ -128,7 +128,7 @@ class worker_deque {
     m_slots = m_buffer->slots();
     m_mask = m_buffer->mask();
     m_garbage.emplace_back(m_buffer);
-    m_shared->buffer.store(m_buffer, std::memory_order_release);
+    m_shared->buffer.store(m_buffer, std::memory_order_release);  // release: pairs with the acquire in steal
   }
   worker_deque(const worker_deque&) = delete;
   worker_deque& operator=(const worker_deque&) = delete;
@@ -201,16 +201,18 @@ class worker_deque {
     auto& sh = *m_shared;
     std::int64_t t;
     if constexpr (detail::k_tsan) {
+      // TSAN build: seq_cst store then seq_cst load give the StoreLoad order
+      // the fence gives below (pairs with the seq_cst loads in steal).
       sh.split.store(b, std::memory_order_seq_cst);
       t = sh.top.load(std::memory_order_seq_cst);
     } else {
-      sh.split.store(b, std::memory_order_relaxed);
+      sh.split.store(b, std::memory_order_relaxed);  // relaxed: ordered by the fence below
       // seq_cst fence: closes the StoreLoad race between this store of split
       // and a thief's load of split after its load of top (pairs with the
       // fence in stealer::steal): either we see its increment of top or it
       // sees our smaller split.
       std::atomic_thread_fence(std::memory_order_seq_cst);
-      t = sh.top.load(std::memory_order_relaxed);
+      t = sh.top.load(std::memory_order_relaxed);  // relaxed: ordered by the fence above
     }
     bool got = false;
     if (t <= b) {
@@ -274,6 +276,7 @@ class stealer {
     std::int64_t t;
     std::int64_t s;
     if constexpr (detail::k_tsan) {
+      // TSAN build: seq_cst loads instead of the fence (pair with take_shared).
       t = sh.top.load(std::memory_order_seq_cst);
       s = sh.split.load(std::memory_order_seq_cst);
     } else {

@@ -63,6 +63,7 @@ class frame_pool {
     m_slabs.push_back(mem);
     task* frames = static_cast<task*>(mem);
     for (std::size_t i = 0; i < k_slab_frames; ++i) ::new (&frames[i]) task{};
+    // relaxed: a fresh slab is private to the owner until its frames are pushed.
     for (std::size_t i = 0; i + 1 < k_slab_frames; ++i) frames[i].next.store(&frames[i + 1], std::memory_order_relaxed);
     frames[k_slab_frames - 1].next.store(nullptr, std::memory_order_relaxed);
     return frames;

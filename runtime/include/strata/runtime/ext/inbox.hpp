@@ -33,6 +33,7 @@ class inbox {
   enum class pop_status { item, empty, busy };
 
   inbox() noexcept {
+    // relaxed: construction happens before the inbox is shared.
     (m_stub.*Next).store(nullptr, std::memory_order_relaxed);
     m_head = &m_stub;
     m_tail.store(&m_stub, std::memory_order_relaxed);
@@ -42,7 +43,7 @@ class inbox {
 
   // Any thread. Wait-free.
   void push(Node* n) noexcept {
-    (n->*Next).store(nullptr, std::memory_order_relaxed);
+    (n->*Next).store(nullptr, std::memory_order_relaxed);  // relaxed: published by the exchange below
     // acq_rel exchange: orders this push after earlier pushes of the same
     // producer (FIFO) and hands the node to the consumer's acquire below.
     Node* prev = m_tail.exchange(n, std::memory_order_acq_rel);
@@ -59,6 +60,7 @@ class inbox {
     // acquire: pairs with the release store of next in push.
     Node* next = (head->*Next).load(std::memory_order_acquire);
     if (head == &m_stub) {
+      // acquire: pairs with the exchange in push (a producer between its two stores).
       if (next == nullptr) return m_tail.load(std::memory_order_acquire) == &m_stub ? pop_status::empty
                                                                                   : pop_status::busy;
       m_head = next;
@@ -99,7 +101,7 @@ class inbox {
 
  private:
   void push_stub() noexcept {
-    (m_stub.*Next).store(nullptr, std::memory_order_relaxed);
+    (m_stub.*Next).store(nullptr, std::memory_order_relaxed);  // relaxed: published by the exchange below
     Node* prev = m_tail.exchange(&m_stub, std::memory_order_acq_rel);  // acq_rel: as in push
     (prev->*Next).store(&m_stub, std::memory_order_release);           // release: as in push
   }
