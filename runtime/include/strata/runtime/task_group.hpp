@@ -169,6 +169,9 @@ inline void task_group::wait() {
         wait_slow(w);
         break;
       }
+      // A thief asked for work: share part of what is left before running
+      // (a join that only pops would keep every remaining child private).
+      if (w->deque.requested()) detail::publish_and_wake(*w);
       if (t->group != this || t->how != detail::completion::group_owner) {
         detail::run_task(*w, t);
         continue;
