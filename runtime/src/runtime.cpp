@@ -26,6 +26,7 @@ constexpr std::size_t k_worker_stack = 64u << 20;  // deep nested waits and recu
 struct start_args {
   detail::runtime_core* rt;
   unsigned index;
+  std::uint64_t rng_seed;
   std::latch* ready;
   std::string* error;  // pinning failure of this worker, reported by the constructor
 };
@@ -53,11 +54,12 @@ void* worker_main(void* p) {
   w->index = args.index;
   w->package = static_cast<unsigned>(rt.plan.workers()[args.index].package);
   w->idle = &rt.idle[w->package];
-  w->rng = 0x9E3779B97F4A7C15ull * (args.index + 1);
+  w->rng = args.rng_seed;
   rt.stealers[args.index] = w->deque.make_stealer();
   detail::worker* self = w.get();
   rt.workers[args.index] = std::move(w);
   args.ready->arrive_and_wait();  // every worker exists before anyone steals
+  if (rt.start_failed.load(std::memory_order_acquire)) return nullptr;  // acquire: set before the latch completed
   detail::set_current_worker(self);
   detail::worker_loop(*self);
   detail::set_current_worker(nullptr);
@@ -100,20 +102,26 @@ runtime::runtime(const config& c) {
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, k_worker_stack);
   for (unsigned i = 0; i < n; ++i) {
-    args[i] = {&rt, i, &ready, &errors[i]};
+    const std::uint64_t seed = c.deterministic_seed ? (*c.deterministic_seed | 1) : 0x9E3779B97F4A7C15ull * (i + 1);
+    args[i] = {&rt, i, seed, &ready, &errors[i]};
     pthread_t th;
     if (const int e = pthread_create(&th, &attr, worker_main, &args[i]); e != 0) {
       pthread_attr_destroy(&attr);
-      throw runtime_error(std::string("strata: could not start worker thread ") + std::to_string(i) + ": " +
-                          std::strerror(e));
+      // The workers already started wait on the latch: release them, let
+      // them leave, join them, then report.
+      rt.start_failed.store(true, std::memory_order_release);  // release: read after the latch
+      ready.count_down(static_cast<std::ptrdiff_t>(n - i));
+      ready.arrive_and_wait();
+      for (pthread_t started : rt.threads) pthread_join(started, nullptr);
+      rt.threads.clear();
+      m_shut_down = true;
+      throw runtime_error(std::string("strata: could not start worker thread ") + std::to_string(i) + " of " +
+                          std::to_string(n) + ": " + std::strerror(e));
     }
     rt.threads.push_back(th);
   }
   pthread_attr_destroy(&attr);
   ready.arrive_and_wait();
-  if (rt.deterministic) {
-    for (auto& w : rt.workers) w->rng = *c.deterministic_seed | 1;
-  }
   for (unsigned i = 0; i < n; ++i) {
     if (!errors[i].empty()) {
       std::fprintf(stderr, "strata: worker %u runs unpinned: %s\n", i, errors[i].c_str());

@@ -162,7 +162,8 @@ task* find_work(worker& w, bool far = true) noexcept {
 bool wake_claim(worker& target) noexcept {
   // seq_cst exchange: the one who flips 1 -> 0 owns the wake (pairs with the
   // parker's seq_cst store of 1 and its own cancel exchange).
-  if (target.sleeping.load(std::memory_order_relaxed) == 0) return false;  // relaxed: pre-check only
+  // No relaxed pre-check: on weak hardware it could read a stale 0 and miss
+  // a parker that announced itself (store-buffering with stopping/idle).
   if (target.sleeping.exchange(0, std::memory_order_seq_cst) != 1) return false;
   target.idle->word.fetch_sub(k_sleeper, std::memory_order_seq_cst);  // seq_cst: part of the idle protocol
   futex_wake(target.sleeping, 1);

@@ -72,16 +72,21 @@ void for_numa_static(runtime& rt, std::size_t lo, std::size_t hi, std::size_t gr
   const unsigned p = rt.num_workers();
   std::vector<future<void>> parts;
   parts.reserve(p);
-  for (unsigned w = 0; w < p; ++w) {
-    const std::size_t clo = lo + n * w / p;
-    const std::size_t chi = lo + n * (w + 1) / p;
-    if (clo == chi) continue;
-    parts.push_back(rt.submit_on(worker_id{w}, [clo, chi, grain, &body] {
-      for (std::size_t a = clo; a < chi; a += grain) body(a, a + grain < chi ? a + grain : chi);
-    }));
-  }
-  // Wait for every chunk before rethrowing: the chunks reference `body`.
+  // Wait for every chunk already submitted before rethrowing anything: the
+  // chunks reference `body` (a submit can throw during shutdown).
   std::exception_ptr first;
+  try {
+    for (unsigned w = 0; w < p; ++w) {
+      const std::size_t clo = lo + n * w / p;
+      const std::size_t chi = lo + n * (w + 1) / p;
+      if (clo == chi) continue;
+      parts.push_back(rt.submit_on(worker_id{w}, [clo, chi, grain, &body] {
+        for (std::size_t a = clo; a < chi; a += grain) body(a, a + grain < chi ? a + grain : chi);
+      }));
+    }
+  } catch (...) {
+    first = std::current_exception();
+  }
   for (auto& f : parts) {
     try {
       f.get();

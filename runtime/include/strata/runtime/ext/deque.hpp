@@ -206,7 +206,10 @@ class worker_deque {
       sh.split.store(b, std::memory_order_seq_cst);
       t = sh.top.load(std::memory_order_seq_cst);
     } else {
-      sh.split.store(b, std::memory_order_relaxed);  // relaxed: ordered by the fence below
+      // release: a thief that reads this smaller split must still see the
+      // slots below it (since C++20 a relaxed store would not continue the
+      // release sequence of publish()).
+      sh.split.store(b, std::memory_order_release);
       // seq_cst fence: closes the StoreLoad race between this store of split
       // and a thief's load of split after its load of top (pairs with the
       // fence in stealer::steal): either we see its increment of top or it

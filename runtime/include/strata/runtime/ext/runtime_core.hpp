@@ -67,6 +67,7 @@ struct runtime_core {
 
   std::vector<pthread_t> threads;
   std::unique_ptr<std::latch> start_latch;  // workers and the constructor meet here once
+  std::atomic<bool> start_failed{false};    // a worker thread could not start: the others leave
   strata::runtime* self = nullptr;  // the public object (this_runtime())
   std::uint64_t start_ns = 0;
 };

@@ -22,14 +22,16 @@ namespace strata::detail {
 
 struct runtime_core;
 
-// A counter with one writer (its worker) and racy readers: plain add, relaxed.
+// A counter with one writer (its worker) and racy readers: a plain add with a
+// release store (free on x86): wait_idle's acquire reads of `executed` and
+// `spawned` then see every spawn that happened before a counted execution.
 struct counter {
   std::atomic<std::uint64_t> v{0};
-  void add(std::uint64_t n = 1) noexcept { v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  void add(std::uint64_t n = 1) noexcept { v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_release); }
   void max(std::uint64_t n) noexcept {
     if (n > v.load(std::memory_order_relaxed)) v.store(n, std::memory_order_relaxed);
   }
-  std::uint64_t get() const noexcept { return v.load(std::memory_order_relaxed); }
+  std::uint64_t get() const noexcept { return v.load(std::memory_order_acquire); }  // acquire: pairs with add
 };
 
 inline constexpr std::size_t k_max_tiers = 16;
