@@ -11,19 +11,14 @@
 #include <vector>
 
 #include "scale.hpp"
+#include "runtime_config.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 using strata::test::scaled;
 
-strata::config workers(unsigned n) {
-  strata::config c;
-  c.workers = n;
-  c.oversubscribe = true;
-  c.bind = strata::bind_policy::none;
-  return c;
-}
+using strata::test::workers;
 
 // 10^7 flat detached tasks from a task, plus a spawn tree, plus two external
 // submitters at the same time: every task runs exactly once.

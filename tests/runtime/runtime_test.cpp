@@ -17,16 +17,11 @@
 #include "env_guard.hpp"
 #include "json_reader.hpp"
 #include "scale.hpp"
+#include "runtime_config.hpp"
 
 namespace {
 
-strata::config workers(unsigned n) {
-  strata::config c;
-  c.workers = n;
-  c.oversubscribe = true;
-  c.bind = strata::bind_policy::none;
-  return c;
-}
+using strata::test::workers;
 
 long fib(int n) {
   if (n < 2) return n;

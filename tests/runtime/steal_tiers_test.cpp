@@ -7,15 +7,11 @@
 #include <atomic>
 #include <chrono>
 
+#include "runtime_config.hpp"
+
 namespace {
 
-strata::config workers(unsigned n) {
-  strata::config c;
-  c.workers = n;
-  c.oversubscribe = true;
-  c.bind = strata::bind_policy::none;
-  return c;
-}
+using strata::test::workers;
 
 // Work born on worker 0 (package 0) is taken one task at a time by its
 // package neighbour, and in batches of up to 32 across the package boundary.

@@ -186,10 +186,6 @@ class worker_deque {
     return k;
   }
 
-  // Elements in the deque as the owner sees them (shared part may be stale).
-  std::int64_t size_estimate() const noexcept {
-    return m_bottom - m_shared->top.load(std::memory_order_relaxed);  // relaxed: statistics only
-  }
   std::int64_t capacity() const noexcept { return m_buffer->capacity(); }
 
  private:
@@ -312,7 +308,6 @@ class stealer {
     const auto s = m_shared->split.load(std::memory_order_relaxed);  // relaxed: estimate only
     return s > t ? s - t : 0;
   }
-  bool valid() const noexcept { return m_shared != nullptr; }
 
  private:
   friend class worker_deque<T>;

@@ -87,9 +87,6 @@ class inbox {
     return pop_status::busy;
   }
 
-  // Any thread: true when nothing was pushed that was not popped (approximate
-  // while producers race; exact when quiet).
-  bool looks_empty() const noexcept { return depth() == 0; }
   std::uint64_t depth() const noexcept {
     // relaxed: statistics. m_popped is the consumer's; read racily here.
     const auto pushed = m_pushed.load(std::memory_order_relaxed);
