@@ -46,6 +46,25 @@ void task_group::rethrow_if_failed() {
   if (e) std::rethrow_exception(e);
 }
 
+// The owner's join after the inline fast path stopped: pop while our own
+// children are on top (serving thieves' requests and the fairness poll in
+// between), run whatever else is on top, and help elsewhere once the deque
+// is empty.
+void task_group::wait_owner(detail::worker* w) {
+  detail::task* t;
+  while (!done()) {
+    if (!w->deque.pop(t)) {
+      wait_slow(w);
+      break;
+    }
+    // A thief asked for work: share part of what is left before running
+    // (a join that only pops would keep every remaining child private).
+    if (w->deque.requested()) detail::publish_and_wake(*w);
+    detail::run_task(*w, t);
+  }
+  rethrow_if_failed();
+}
+
 void task_group::wait_slow(detail::worker* w) {
   if (w != nullptr && w->rt == m_rt) {
     if (w->running_group == this) {

@@ -62,6 +62,7 @@ class task_group {
   void bind_outside();
   void destroy_pending() noexcept;
   void wait_slow(detail::worker* w);
+  void wait_owner(detail::worker* w);
   void rethrow_if_failed();
 
   detail::runtime_core* m_rt = nullptr;
@@ -160,23 +161,18 @@ void task_group::run(F&& f) {
 inline void task_group::wait() {
   detail::worker* w = detail::current_worker();
   if (w != nullptr && w == m_owner) {
-    // Fast path: our children sit on top of our deque. A popped task of
-    // ours (spawned by us for this group, so its frame is in our pool) runs
-    // here directly; anything else goes through run_task.
-    detail::task* t;
-    while (!done()) {
-      if (!w->deque.pop(t)) {
-        wait_slow(w);
+    // Fast path: the child we pushed last sits on top of our private part.
+    // While it does, the group cannot be done (the child is pending), so no
+    // shared counter is read: pop it and run it here. Anything else (a
+    // child stolen, a foreign task on top, a thief's request, the fairness
+    // poll, an exception) goes to wait_owner.
+    for (;;) {
+      detail::task* t = w->deque.peek_private();
+      if (t == nullptr || t->group != this || t->how != detail::completion::group_owner || w->deque.requested() ||
+          ++w->tick >= detail::k_injector_period) {
         break;
       }
-      // A thief asked for work: share part of what is left before running
-      // (a join that only pops would keep every remaining child private).
-      if (w->deque.requested()) detail::publish_and_wake(*w);
-      if (t->group != this || t->how != detail::completion::group_owner) {
-        detail::run_task(*w, t);
-        continue;
-      }
-      if (++w->tick >= detail::k_injector_period) detail::poll_sources(*w);
+      w->deque.drop_private();
       task_group* const outer = w->running_group;
       w->running_group = this;
       try {
@@ -189,9 +185,11 @@ inline void task_group::wait() {
       w->pool.free_local(t);
       w->counters.executed.add();
       // single writer (the owner); release publishes the task's effects to other waiters.
-      m_owner_outstanding.store(m_owner_outstanding.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+      const std::uint64_t left = m_owner_outstanding.load(std::memory_order_relaxed) - 1;
+      m_owner_outstanding.store(left, std::memory_order_release);
+      if (left == 0) break;
     }
-    if (m_failed.load(std::memory_order_relaxed)) rethrow_if_failed();  // relaxed: done() ordered it
+    if (!done() || m_failed.load(std::memory_order_relaxed)) wait_owner(w);  // relaxed: done() ordered it
     return;
   }
   wait_slow(w);

@@ -120,7 +120,8 @@ class worker_deque {
   static_assert(std::is_trivially_copyable_v<T>, "worker_deque holds trivially copyable values (task pointers)");
 
  public:
-  explicit worker_deque(std::int64_t initial_capacity = 1024) : m_shared(std::make_shared<detail::deque_shared<T>>()) {
+  explicit worker_deque(std::int64_t initial_capacity = 1024)
+      : m_shared(std::make_shared<detail::deque_shared<T>>()), m_request(&m_shared->request) {
     std::int64_t cap = 2;
     while (cap < initial_capacity) cap *= 2;
     m_garbage.reserve(64);  // 2^64 elements would be needed to outgrow this
@@ -162,6 +163,15 @@ class worker_deque {
     return take_shared(out);
   }
 
+  // The youngest private element, or nullptr (T must be a pointer): lets
+  // the owner look before it pops, without touching shared state.
+  T peek_private() const noexcept {
+    if (m_bottom > m_split) return m_slots[(m_bottom - 1) & m_mask].load(std::memory_order_relaxed);  // relaxed: private slot
+    return T{};
+  }
+  // Drops the youngest private element (owner only; after peek_private returned it).
+  void drop_private() noexcept { --m_bottom; }
+
   // An upper bound of the elements in the deque, from owner-private values only.
   std::int64_t size_bound() const noexcept { return m_bottom - m_top_cache; }
   // Number of private elements (owner only).
@@ -169,13 +179,13 @@ class worker_deque {
   // True when a thief asked for work since the last publish.
   bool requested() const noexcept {
     // relaxed: a hint written by thieves (see deque_shared::request).
-    return m_shared->request.load(std::memory_order_relaxed);
+    return m_request->load(std::memory_order_relaxed);
   }
 
   // Moves split up so that half the private part (at least one element, the
   // oldest) becomes stealable. Returns how many were published.
   std::int64_t publish() noexcept {
-    m_shared->request.store(false, std::memory_order_relaxed);  // relaxed: hint (see request)
+    m_request->store(false, std::memory_order_relaxed);  // relaxed: hint (see request)
     const std::int64_t n = m_bottom - m_split;
     if (n <= 0) return 0;
     const std::int64_t k = (n + 1) / 2;
@@ -262,6 +272,7 @@ class worker_deque {
   detail::deque_buffer<T>* m_buffer = nullptr;
   std::vector<std::unique_ptr<detail::deque_buffer<T>>> m_garbage;  // current and retired buffers
   std::shared_ptr<detail::deque_shared<T>> m_shared;
+  std::atomic<bool>* m_request;  // &m_shared->request, cached: one load less per check
 };
 
 // A thief's handle: copyable, steal only.
