@@ -37,19 +37,55 @@ std::uint64_t now_ns() noexcept {
           .count());
 }
 
+}  // namespace
+
+namespace detail {
+
+worker_ptr make_worker(memory_placement where) {
+  void* mem = numa_allocate(sizeof(worker), where, alignof(worker));
+  try {
+    return worker_ptr(::new (mem) worker(where));
+  } catch (...) {
+    numa_deallocate(mem, sizeof(worker), alignof(worker));
+    throw;
+  }
+}
+
+void worker_deleter::operator()(worker* w) const noexcept {
+  w->~worker();
+  numa_deallocate(w, sizeof(worker), alignof(worker));
+}
+
+}  // namespace detail
+
+namespace {
+
 // Worker thread: pin first, then allocate the worker's structures (deque,
 // frame pool, inbox) so their pages are first touched on its own node.
 void* worker_main(void* p) {
   auto args = *static_cast<start_args*>(p);
   detail::runtime_core& rt = *args.rt;
+  const worker_place& place = rt.plan.workers()[args.index];
+  // Unpinned (synthetic machine, bind=none, pinning refused): plain memory,
+  // first touched by this thread wherever it runs.
+  memory_placement memory = memory_placement::unbound();
   if (rt.pinned) {
     try {
-      rt.plan.machine().bind_current_thread(rt.plan.workers()[args.index].pu_os_index);
+      rt.plan.machine().bind_current_thread(place.pu_os_index);
+      memory = memory_placement::on(numa_node{place.numa_os_index});
     } catch (const std::exception& e) {
       *args.error = e.what();
     }
   }
-  auto w = std::make_unique<detail::worker>();
+  detail::worker_ptr w;
+  try {
+    w = detail::make_worker(memory);
+  } catch (const numa_error& e) {
+    // The machine's node is not allowed to us (a cgroup or numactl
+    // --membind without it): the worker's memory goes where the kernel lets it.
+    *args.error = e.what();
+    w = detail::make_worker(memory_placement::unbound());
+  }
   w->rt = &rt;
   w->index = args.index;
   w->package = static_cast<unsigned>(rt.plan.workers()[args.index].package);

@@ -242,7 +242,8 @@ placement_plan placement_plan::compute(const config& c) {
 
   for (unsigned i = 0; i < n; ++i) {
     const pu_info* pu = t.find_pu(pu_of[i]);
-    plan.m_workers.push_back({i, pu->os_index, pu->core, pu->l3, pu->numa_node, pu->package});
+    plan.m_workers.push_back({i, pu->os_index, pu->core, pu->l3, pu->numa_node, pu->package,
+                              t.numa_nodes()[static_cast<std::size_t>(pu->numa_node)].os_index});
   }
   plan.m_tiers = compute_steal_tiers(t, plan.m_workers);
 

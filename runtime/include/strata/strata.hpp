@@ -2,7 +2,10 @@
 #pragma once
 
 #include <strata/config.hpp>
+#include <strata/numa_alloc/memory.hpp>
+#include <strata/numa_alloc/numa_allocator.hpp>
 #include <strata/runtime/error.hpp>
+#include <strata/runtime/first_touch.hpp>
 #include <strata/runtime/future.hpp>
 #include <strata/runtime/parallel.hpp>
 #include <strata/runtime/runtime.hpp>

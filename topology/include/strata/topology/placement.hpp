@@ -32,6 +32,7 @@ struct worker_place {
   int l3 = -1;
   int numa_node = -1;
   int package = -1;
+  int numa_os_index = -1;  // the node number libnuma, numactl, numa_allocator and node_of() use
 };
 
 enum class tier_kind { core, l3, numa, package, remote };

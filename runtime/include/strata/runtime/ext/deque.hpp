@@ -56,6 +56,7 @@
 #include <vector>
 
 #include <strata/config.hpp>
+#include <strata/numa_alloc/memory.hpp>
 
 namespace strata {
 
@@ -76,22 +77,33 @@ inline constexpr bool k_tsan = true;
 inline constexpr bool k_tsan = false;
 #endif
 
+// A ring of 2^k atomic slots in memory of the owner's placement (its NUMA
+// node when the worker is pinned).
 template <class T>
 class deque_buffer {
  public:
-  explicit deque_buffer(std::int64_t capacity)
-      : m_mask(capacity - 1), m_slots(new std::atomic<T>[static_cast<std::size_t>(capacity)]) {}
+  deque_buffer(std::int64_t capacity, memory_placement where) : m_mask(capacity - 1) {
+    void* mem = numa_allocate(bytes(), where, alignof(std::atomic<T>));
+    m_slots = ::new (mem) std::atomic<T>[static_cast<std::size_t>(capacity)];
+  }
+  deque_buffer(const deque_buffer&) = delete;
+  deque_buffer& operator=(const deque_buffer&) = delete;
+  ~deque_buffer() {
+    static_assert(std::is_trivially_destructible_v<std::atomic<T>>, "slots are released without destructors");
+    numa_deallocate(m_slots, bytes(), alignof(std::atomic<T>));
+  }
   std::int64_t capacity() const noexcept { return m_mask + 1; }
   std::int64_t mask() const noexcept { return m_mask; }
-  std::atomic<T>* slots() const noexcept { return m_slots.get(); }
+  std::atomic<T>* slots() const noexcept { return m_slots; }
   // relaxed: slot contents are published by the release store of split (or
   // are private to the owner); a thief's racy read is discarded by its CAS.
   T load(std::int64_t i) const noexcept { return m_slots[i & m_mask].load(std::memory_order_relaxed); }
   void store(std::int64_t i, T v) noexcept { m_slots[i & m_mask].store(v, std::memory_order_relaxed); }  // relaxed: as load
 
  private:
+  std::size_t bytes() const noexcept { return static_cast<std::size_t>(m_mask + 1) * sizeof(std::atomic<T>); }
   std::int64_t m_mask;
-  std::unique_ptr<std::atomic<T>[]> m_slots;
+  std::atomic<T>* m_slots;
 };
 
 // State shared by the owner and its thieves.
@@ -120,12 +132,13 @@ class worker_deque {
   static_assert(std::is_trivially_copyable_v<T>, "worker_deque holds trivially copyable values (task pointers)");
 
  public:
-  explicit worker_deque(std::int64_t initial_capacity = 1024)
-      : m_shared(std::make_shared<detail::deque_shared<T>>()), m_request(&m_shared->request) {
+  // Buffers (the first and every grown one) are allocated with `where`.
+  explicit worker_deque(std::int64_t initial_capacity = 1024, memory_placement where = memory_placement::unbound())
+      : m_where(where), m_shared(std::make_shared<detail::deque_shared<T>>()), m_request(&m_shared->request) {
     std::int64_t cap = 2;
     while (cap < initial_capacity) cap *= 2;
     m_garbage.reserve(64);  // 2^64 elements would be needed to outgrow this
-    m_buffer = new detail::deque_buffer<T>(cap);
+    m_buffer = new detail::deque_buffer<T>(cap, m_where);
     m_slots = m_buffer->slots();
     m_mask = m_buffer->mask();
     m_garbage.emplace_back(m_buffer);
@@ -253,7 +266,7 @@ class worker_deque {
   }
 
   void grow() noexcept {
-    auto* bigger = new detail::deque_buffer<T>(m_buffer->capacity() * 2);
+    auto* bigger = new detail::deque_buffer<T>(m_buffer->capacity() * 2, m_where);
     for (std::int64_t i = m_top_cache; i < m_bottom; ++i) bigger->store(i, m_buffer->load(i));
     m_garbage.emplace_back(bigger);  // capacity reserved: never reallocates in practice
     m_buffer = bigger;
@@ -270,6 +283,7 @@ class worker_deque {
   std::int64_t m_split = 0;      // owner's copy of split
   std::int64_t m_top_cache = 0;  // a lower bound of top, refreshed when the buffer looks full
   detail::deque_buffer<T>* m_buffer = nullptr;
+  memory_placement m_where;
   std::vector<std::unique_ptr<detail::deque_buffer<T>>> m_garbage;  // current and retired buffers
   std::shared_ptr<detail::deque_shared<T>> m_shared;
   std::atomic<bool>* m_request;  // &m_shared->request, cached: one load less per check

@@ -4,8 +4,8 @@
 // by another thread (a thief ran it) goes onto an atomic "remote" stack; the
 // owner takes the whole stack with one exchange when its own list runs dry,
 // so there is no ABA (nobody pops single nodes from the shared stack).
-// Slabs are allocated by the owner (after pinning: first touch is local) and
-// released when the pool dies.
+// Slabs come from numa_alloc with the worker's placement (its NUMA node when
+// pinned) and are released when the pool dies.
 #pragma once
 
 #include <atomic>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <strata/config.hpp>
+#include <strata/numa_alloc/memory.hpp>
 #include <strata/runtime/ext/task.hpp>
 
 namespace strata::detail {
@@ -24,12 +25,13 @@ namespace strata::detail {
 class frame_pool {
  public:
   static constexpr std::size_t k_slab_frames = 512;  // 64 KiB per slab
+  static constexpr std::size_t k_slab_bytes = k_slab_frames * sizeof(task);
 
-  frame_pool() = default;
+  explicit frame_pool(memory_placement where = memory_placement::unbound()) : m_where(where) {}
   frame_pool(const frame_pool&) = delete;
   frame_pool& operator=(const frame_pool&) = delete;
   ~frame_pool() {
-    for (void* s : m_slabs) ::operator delete(s, std::align_val_t{k_destructive_size});
+    for (void* s : m_slabs) numa_deallocate(s, k_slab_bytes, k_destructive_size);
   }
 
   // Owner only.
@@ -59,8 +61,13 @@ class frame_pool {
     // acquire: pairs with the release CAS in free_remote.
     task* r = m_remote.exchange(nullptr, std::memory_order_acquire);
     if (r != nullptr) return r;
-    void* mem = ::operator new(k_slab_frames * sizeof(task), std::align_val_t{k_destructive_size});
-    m_slabs.push_back(mem);
+    void* mem = numa_allocate(k_slab_bytes, m_where, k_destructive_size);
+    try {
+      m_slabs.push_back(mem);
+    } catch (...) {
+      numa_deallocate(mem, k_slab_bytes, k_destructive_size);
+      throw;
+    }
     task* frames = static_cast<task*>(mem);
     for (std::size_t i = 0; i < k_slab_frames; ++i) ::new (&frames[i]) task{};
     // relaxed: a fresh slab is private to the owner until its frames are pushed.
@@ -70,6 +77,7 @@ class frame_pool {
   }
 
   task* m_free = nullptr;  // owner-private free list
+  memory_placement m_where;
   std::vector<void*> m_slabs;
   // Written by any thread (CAS push), taken by the owner (exchange).
   alignas(k_destructive_size) std::atomic<task*> m_remote{nullptr};

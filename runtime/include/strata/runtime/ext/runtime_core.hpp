@@ -43,7 +43,7 @@ struct runtime_core {
   runtime_core& operator=(const runtime_core&) = delete;
 
   placement_plan plan;
-  std::vector<std::unique_ptr<worker>> workers;     // filled before any worker runs
+  std::vector<worker_ptr> workers;                    // filled before any worker runs
   std::vector<stealer<task*>> stealers;              // one per worker, read by thieves
   std::vector<std::unique_ptr<injector>> injectors;  // one per NUMA node
   std::vector<int> node_of_cpu;                      // OS PU -> NUMA node, for external submits

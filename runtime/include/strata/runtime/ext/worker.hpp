@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <strata/config.hpp>
@@ -56,6 +57,12 @@ struct alignas(k_destructive_size) package_idle {
 };
 
 struct worker {
+  // The worker's structures (this object, its deque buffers, its frame
+  // slabs) live in memory of `where`: its NUMA node when it is pinned.
+  explicit worker(memory_placement where) : deque(1024, where), pool(where), memory(where) {}
+  worker(const worker&) = delete;
+  worker& operator=(const worker&) = delete;
+
   // --- owner-private ---
   alignas(k_destructive_size) runtime_core* rt = nullptr;
   unsigned index = 0;
@@ -66,6 +73,7 @@ struct worker {
   std::uint64_t rng = 0;                // victim choice
   package_idle* idle = nullptr;         // the idle word of this worker's package
   unsigned package = 0;
+  memory_placement memory;
   worker_counters counters;
 
   // --- touched by other threads ---
@@ -75,6 +83,13 @@ struct worker {
   // producers: see notifier in runtime_core).
   alignas(k_destructive_size) std::atomic<std::uint32_t> sleeping{0};
 };
+
+// Allocates a worker in memory of `where`; worker_ptr releases it there.
+struct worker_deleter {
+  void operator()(worker* w) const noexcept;
+};
+using worker_ptr = std::unique_ptr<worker, worker_deleter>;
+worker_ptr make_worker(memory_placement where);
 
 // The worker running on this thread, or nullptr. initial-exec: a plain
 // %fs-relative load even from a shared library (no __tls_get_addr call on
