@@ -3,7 +3,14 @@
 // Page placement across several nodes is checked in the NUMA VM
 // (tests/numa_vm); here every allowed node is checked the same way.
 #include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <list>
@@ -302,5 +309,76 @@ TEST(FirstTouch, ConstructsEveryElementWithTheOwnerMap) {
   strata::first_touch(rt, std::span<double>(a, 0));  // empty: nothing happens
   strata::numa_deallocate(a, n * sizeof(double));
 }
+
+// A machine whose kernel refuses mbind (a container's seccomp profile does
+// this): one warning, then plain memory, never a crash. A forked child
+// installs a seccomp filter that fails mbind with EPERM before numa_alloc
+// looks at the machine, and reports through a pipe.
+namespace no_binding {
+
+bool refuse_mbind() {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<std::uint32_t>(offsetof(seccomp_data, nr))),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<std::uint32_t>(__NR_mbind), 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+TEST(NoBinding, OneWarningThenPlainMemory) {
+  int out[2], err[2];
+  ASSERT_EQ(pipe(out), 0);
+  ASSERT_EQ(pipe(err), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(err[1], 2);
+    close(out[0]);
+    close(err[0]);
+    std::string report;
+    if (!refuse_mbind()) {
+      report = "no seccomp";
+    } else {
+      report += strata::numa_binding_available() ? "binding " : "no-binding ";
+      const std::size_t big = std::size_t{4} << 20;
+      auto* a = static_cast<char*>(strata::numa_allocate(big, memory_placement::on(strata::numa_node{first_node()})));
+      auto* b = static_cast<char*>(strata::numa_allocate(100, memory_placement::interleaved()));
+      a[0] = 1;
+      a[big - 1] = 2;
+      b[99] = 3;
+      report += (a[0] + a[big - 1] + b[99] == 6) ? "memory-ok " : "memory-bad ";
+      strata::runtime rt(strata::test::workers(2));
+      report += rt.submit([] { return 41; }).get() == 41 ? "runtime-ok" : "runtime-bad";
+      strata::numa_deallocate(a, big);
+      strata::numa_deallocate(b, 100);
+    }
+    (void)!write(out[1], report.data(), report.size());
+    _exit(0);
+  }
+  close(out[1]);
+  close(err[1]);
+  auto slurp = [](int fd) {
+    std::string s;
+    char buf[512];
+    for (ssize_t k; (k = read(fd, buf, sizeof buf)) > 0;) s.append(buf, static_cast<std::size_t>(k));
+    close(fd);
+    return s;
+  };
+  const std::string report = slurp(out[0]);
+  const std::string errors = slurp(err[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child crashed; stderr: " << errors;
+  if (report == "no seccomp") GTEST_SKIP() << "seccomp filters are not available here";
+  EXPECT_EQ(report, "no-binding memory-ok runtime-ok") << errors;
+  const std::string warning = "NUMA binding is not available here (mbind refused: Operation not permitted)";
+  const auto first = errors.find(warning);
+  EXPECT_NE(first, std::string::npos) << errors;
+  EXPECT_EQ(errors.find(warning, first + 1), std::string::npos) << "warned more than once: " << errors;
+}
+
+}  // namespace no_binding
 
 }  // namespace
