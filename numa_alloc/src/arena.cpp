@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "numa_system.hpp"
 
@@ -187,7 +188,12 @@ char* arena_set::map_bound(std::size_t len, std::size_t align, std::size_t slot_
   const bool wants_binding = s.where.how() != memory_placement::kind::unbound;
   if (wants_binding) {
     if (system().binding) {
-      if (const int err = bind_range(p, len, s.where); err != 0) {
+      if (const int err = bind_range(p, len, s.where); err == EPERM || err == ENOSYS) {
+        // Refused after the start-up probe passed (a seccomp filter or
+        // policy installed later): plain memory, as on a machine without binding.
+        const std::string reason = std::string("mbind refused: ") + std::strerror(err);
+        warn_no_binding_once(reason.c_str());
+      } else if (err != 0) {
         munmap(p, len);
         throw numa_bad_alloc(s.where, requested, err);
       }

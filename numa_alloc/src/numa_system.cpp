@@ -110,11 +110,11 @@ int bind_range(void* p, std::size_t len, memory_placement where) noexcept {
   return 0;
 }
 
-void warn_no_binding_once() noexcept {
+void warn_no_binding_once(const char* reason) noexcept {
   // relaxed: only the single warning depends on it.
   if (g_warned.exchange(true, std::memory_order_relaxed)) return;
   std::fprintf(stderr, "strata: NUMA binding is not available here (%s); numa_alloc hands out plain memory\n",
-               system().no_binding_reason.c_str());
+               reason != nullptr ? reason : system().no_binding_reason.c_str());
 }
 
 std::string check_node(int node) {

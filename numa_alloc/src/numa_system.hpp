@@ -36,8 +36,9 @@ int current_node() noexcept;
 // Returns 0 or an errno value. Never called when binding is false.
 int bind_range(void* p, std::size_t len, memory_placement where) noexcept;
 
-// Prints one line to stderr the first time binding was wanted but is not available.
-void warn_no_binding_once() noexcept;
+// Prints one line to stderr the first time binding was wanted but is not
+// available (reason: nullptr for the machine's, found at start).
+void warn_no_binding_once(const char* reason = nullptr) noexcept;
 
 // "node 1 does not exist on this machine; allowed nodes: 0,1": empty when fine.
 std::string check_node(int node);

@@ -372,7 +372,10 @@ TEST(NoBinding, OneWarningThenPlainMemory) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status)) << "the child crashed; stderr: " << errors;
   if (report == "no seccomp") GTEST_SKIP() << "seccomp filters are not available here";
-  EXPECT_EQ(report, "no-binding memory-ok runtime-ok") << errors;
+  // "binding" when this process had probed the machine before the fork (the
+  // child inherits the answer; its allocations then meet the refusal).
+  EXPECT_TRUE(report == "no-binding memory-ok runtime-ok" || report == "binding memory-ok runtime-ok")
+      << report << "; stderr: " << errors;
   const std::string warning = "NUMA binding is not available here (mbind refused: Operation not permitted)";
   const auto first = errors.find(warning);
   EXPECT_NE(first, std::string::npos) << errors;
