@@ -15,6 +15,7 @@
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/task_group.hpp>
 
+#include "actor_table.hpp"
 #include "injector.hpp"
 #include "worker_loop.hpp"
 
@@ -52,6 +53,7 @@ worker_ptr make_worker(memory_placement where) {
 }
 
 void worker_deleter::operator()(worker* w) const noexcept {
+  destroy_actor_table(*w);
   w->~worker();
   numa_deallocate(w, sizeof(worker), alignof(worker));
 }
@@ -114,6 +116,10 @@ runtime::runtime(const config& c) {
   rt.self = this;
   rt.pinned = rt.plan.pins();
   rt.deterministic = c.deterministic_seed.has_value();
+  if (c.actor_budget == 0) {
+    throw usage_error("strata::config::actor_budget is 0; accepted: at least 1 message per actor turn");
+  }
+  rt.actor_budget = c.actor_budget;
   rt.start_ns = now_ns();
   const unsigned n = static_cast<unsigned>(rt.plan.num_workers());
   for (std::size_t i = 0; i < rt.plan.machine().num_numa_nodes(); ++i) {

@@ -1,8 +1,9 @@
 // The worker loop: finding work, stealing by tiers, spinning and parking.
 //
-// Finding work, in order: own inbox (tasks for this worker alone), own
-// deque (LIFO), own NUMA node's injector, steal tier by tier, other nodes'
-// injectors. Every k_injector_period-th task run also polls the inbox and
+// Finding work, in order: own inbox (tasks for this worker alone; messages
+// for its actors go into their mailboxes on the way), own deque (LIFO), the
+// next due actor turn, own NUMA node's injector, steal tier by tier, other
+// nodes' injectors. Every k_injector_period-th task run also polls the inbox and
 // the injector, so a worker deep in a fork-join computation still serves
 // them (run_task -> poll_sources).
 //
@@ -40,6 +41,7 @@
 #include <strata/runtime/ext/runtime_core.hpp>
 #include <strata/runtime/task_group.hpp>
 
+#include "actor_table.hpp"
 #include "injector.hpp"
 #include "worker_loop.hpp"
 
@@ -68,12 +70,18 @@ std::uint64_t now_ns() noexcept {
           .count());
 }
 
+// A task for this worker, or nullptr. Messages for its actors are moved
+// into their mailboxes on the way (they run in the actors' turns).
 task* pop_inbox(worker& w) noexcept {
   task* t = nullptr;
   for (int tries = 0; tries < 64; ++tries) {
     switch (w.inbox.pop(t)) {
       case task_inbox::pop_status::item:
         w.inbox.publish_depth();
+        if (t->how == completion::message) {
+          deliver_from_inbox(w, t);  // at most 64 per call: a flood cannot hold the worker here
+          break;
+        }
         w.counters.inbox.add();
         return t;
       case task_inbox::pop_status::empty:
@@ -154,6 +162,7 @@ task* find_work(worker& w, bool far = true) noexcept {
     if (w.deque.requested()) publish_and_wake(w);
     return t;
   }
+  if (task* t = pop_ready(w)) return t;  // an actor's turn
   if (task* t = pop_injector(w, node_of(w))) return t;
   if (task* t = steal_tiers(w, far)) return t;
   return far ? other_injectors(w) : nullptr;
@@ -303,6 +312,8 @@ void poll_sources(worker& w) noexcept {
     if (w.deque.requested() || w.idle->word.load(std::memory_order_relaxed) != 0) publish_and_wake(w);  // relaxed: hint
   }
   if (task* t = pop_inbox(w)) run_task(w, t);
+  // One actor turn even while the deque is busy: tasks cannot starve actors.
+  if (task* t = pop_ready(w)) run_task(w, t);
 }
 
 void help_until(worker& w, bool (*pred)(const void*), const void* ctx) {

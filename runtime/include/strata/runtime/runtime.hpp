@@ -30,6 +30,7 @@
 #include <strata/runtime/error.hpp>
 #include <strata/runtime/ext/runtime_core.hpp>
 #include <strata/runtime/ext/task.hpp>
+#include <strata/runtime/actor.hpp>
 #include <strata/runtime/future.hpp>
 #include <strata/runtime/stats.hpp>
 #include <strata/topology/config.hpp>
@@ -70,12 +71,28 @@ class runtime {
   // Idempotent; the destructor calls it.
   void shutdown();
 
+  // Actors (actor.hpp). Elastic and round robin by default; or on one
+  // worker, or on the least loaded worker of a NUMA node. Constructor
+  // arguments are copied (a restart builds the actor again from them).
+  template <class T, class... Args>
+  actor_ref<T> spawn_actor(Args&&... args);
+  template <class T, class... Args>
+  actor_ref<T> spawn_actor(affinity aff, Args&&... args);
+  template <class T, class... Args>
+  actor_ref<T> spawn_actor(affinity aff, worker_id w, Args&&... args);
+  template <class T, class... Args>
+  actor_ref<T> spawn_actor(affinity aff, numa_node n, Args&&... args);
+  // Decides what happens to an actor whose receive() threw (default: stop).
+  void set_supervisor(supervisor s);
+
   runtime_stats stats() const;
   detail::runtime_core& core() noexcept { return *m_core; }
 
  private:
   template <class F>
   detail::task* make_task(F&& f);
+  template <class T, class... Args>
+  actor_ref<T> spawn_actor_on(affinity aff, int worker, Args&&... args);
   unsigned worker_of_node(numa_node n) const;
 
   std::unique_ptr<detail::runtime_core> m_core;
@@ -141,6 +158,38 @@ auto runtime::submit_on(worker_id target, F&& f) -> future<std::invoke_result_t<
   detail::task* t = make_task(detail::future_task<R, std::decay_t<F>>{st, std::forward<F>(f)});
   detail::submit_to_worker(*m_core, target.value, t);
   return future<R>(std::move(st));
+}
+
+template <class T, class... Args>
+actor_ref<T> runtime::spawn_actor_on(affinity aff, int worker, Args&&... args) {
+  static_assert(std::is_base_of_v<actor_base, T>, "spawn_actor<T>: T must derive from strata::actor<T>");
+  if (worker >= static_cast<int>(num_workers())) {
+    throw usage_error("strata::runtime::spawn_actor: worker " + std::to_string(worker) + " does not exist (workers 0.." +
+                      std::to_string(num_workers() - 1) + ")");
+  }
+  detail::spawn_request req;
+  req.factory = std::make_unique<detail::actor_factory_of<T, std::decay_t<Args>...>>(
+      std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...));
+  req.aff = aff;
+  req.worker = worker;
+  return actor_ref<T>(m_core.get(), detail::spawn_actor(*m_core, std::move(req)));
+}
+
+template <class T, class... Args>
+actor_ref<T> runtime::spawn_actor(Args&&... args) {
+  return spawn_actor_on<T>(affinity::elastic, -1, std::forward<Args>(args)...);
+}
+template <class T, class... Args>
+actor_ref<T> runtime::spawn_actor(affinity aff, Args&&... args) {
+  return spawn_actor_on<T>(aff, -1, std::forward<Args>(args)...);
+}
+template <class T, class... Args>
+actor_ref<T> runtime::spawn_actor(affinity aff, worker_id w, Args&&... args) {
+  return spawn_actor_on<T>(aff, static_cast<int>(w.value), std::forward<Args>(args)...);
+}
+template <class T, class... Args>
+actor_ref<T> runtime::spawn_actor(affinity aff, numa_node n, Args&&... args) {
+  return spawn_actor_on<T>(aff, static_cast<int>(worker_of_node(n)), std::forward<Args>(args)...);
 }
 
 template <class F>

@@ -101,6 +101,8 @@ inline void free_frame(worker& w, task* t) noexcept {
     w.pool.free_local(t);
   } else if (t->home == k_no_home) {
     delete t;
+  } else if (t->home == k_embedded) {
+    return;
   } else {
     w.rt->workers[t->home]->pool.free_remote(t);
   }

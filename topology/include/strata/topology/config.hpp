@@ -36,6 +36,11 @@ struct config {
   bool oversubscribe = false;
   // Print the placement table when a runtime starts (like OMP_DISPLAY_AFFINITY).
   bool display_affinity = false;
+  // Actors: the most messages one actor handles per turn before the others
+  // on its worker (and the worker's tasks) get their turn. At least 1.
+  unsigned actor_budget = 64;
+  // Actors: how often the load monitor samples the workers (0: no monitor).
+  unsigned monitor_period_ms = 5;
 
   // Reads STRATA_NUM_WORKERS, STRATA_PLACES, STRATA_PROC_BIND, STRATA_TOPOLOGY,
   // STRATA_DISPLAY_AFFINITY, STRATA_OVERSUBSCRIBE, STRATA_DETERMINISTIC_SEED.

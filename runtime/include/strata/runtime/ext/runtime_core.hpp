@@ -15,11 +15,13 @@
 #include <cstdint>
 #include <latch>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <pthread.h>
 #include <vector>
 
 #include <strata/config.hpp>
+#include <strata/runtime/actor_address.hpp>
 #include <strata/runtime/ext/sync.hpp>
 #include <strata/runtime/ext/worker.hpp>
 #include <strata/topology/placement.hpp>
@@ -69,6 +71,14 @@ struct runtime_core {
   std::unique_ptr<std::latch> start_latch;  // workers and the constructor meet here once
   std::atomic<bool> start_failed{false};    // a worker thread could not start: the others leave
   strata::runtime* self = nullptr;  // the public object (this_runtime())
+  // Actors (actor.cpp): turn budget, the MPI rank in addresses, round-robin
+  // spawn counter (RMW by spawners), the supervisor (guarded by its mutex:
+  // read on each failure, which is rare).
+  unsigned actor_budget = 64;
+  unsigned rank = 0;
+  std::atomic<std::uint32_t> next_actor_worker{0};
+  std::mutex supervisor_mutex;
+  strata::supervisor supervisor;
   std::uint64_t start_ns = 0;
 };
 

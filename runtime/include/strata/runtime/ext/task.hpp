@@ -29,13 +29,15 @@ namespace detail {
 struct worker;
 
 inline constexpr std::size_t k_frame_bytes = 128;
-inline constexpr std::uint32_t k_no_home = 0xffffffffu;
+inline constexpr std::uint32_t k_no_home = 0xffffffffu;   // heap frame: delete
+inline constexpr std::uint32_t k_embedded = 0xfffffffeu;  // part of another object (an actor's turn): never freed
 
 // How the frame's completion is reported.
 enum class completion : std::uint8_t {
   detached,        // nothing waits
   group_owner,     // spawned by the group's owner worker: plain counter when the owner runs it
   group_foreign,   // spawned elsewhere (other worker, outside): atomic counter
+  message,         // a message to the actor at `tag`: goes to its mailbox, not run on arrival
 };
 
 struct alignas(64) task {
@@ -49,9 +51,11 @@ struct alignas(64) task {
   completion how = completion::detached;
   std::uint8_t pad[3] = {};
   std::atomic<task*> next{nullptr};  // inbox / free-list link
+  std::uint64_t tag = 0;             // message: the destination actor's address bits
   alignas(16) unsigned char storage[k_frame_bytes - 48];
 };
 static_assert(sizeof(task) == k_frame_bytes, "one task frame is two cache lines");
+static_assert(offsetof(task, storage) == 48, "the header (with tag) fits in front of the callable");
 
 inline constexpr std::size_t k_inline_bytes = sizeof(task::storage);
 

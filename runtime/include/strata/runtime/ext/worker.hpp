@@ -19,9 +19,15 @@
 #include <strata/runtime/ext/inbox.hpp>
 #include <strata/runtime/ext/task.hpp>
 
+namespace strata {
+class actor_base;
+class actor_context;
+}  // namespace strata
+
 namespace strata::detail {
 
 struct runtime_core;
+class actor_table;  // src/actor_table.hpp
 
 // A counter with one writer (its worker) and racy readers: a plain add with a
 // release store (free on x86): wait_idle's acquire reads of `executed` and
@@ -40,6 +46,11 @@ inline constexpr std::size_t k_max_tiers = 16;
 struct worker_counters {
   counter executed, spawned, stolen, steal_attempts, steal_failures, injector, inbox, publishes, parks, wakeups,
       high_water, boxed, detached_exceptions, busy_ns, idle_ns;
+  // Actors: messages put into mailboxes (sent on this worker / arrived from
+  // another), dead letters, actor failures, the deepest mailbox seen,
+  // migrations proposed by the monitor and done (moved off this worker).
+  counter messages_local, messages_remote, dead_letters, actor_failures, mailbox_high_water, migrations_proposed,
+      migrations_done;
   counter steals_by_tier[k_max_tiers];
 };
 
@@ -75,6 +86,13 @@ struct worker {
   unsigned package = 0;
   memory_placement memory;
   worker_counters counters;
+  // Actors pinned here (created on first use) and the FIFO of actors whose
+  // turn is due (their turn frames, linked through task::next).
+  actor_table* actors = nullptr;
+  task* ready_head = nullptr;
+  task* ready_tail = nullptr;
+  actor_base* turn_actor = nullptr;  // actor of the turn running now (nested turns save it)
+  actor_context* turn_ctx = nullptr;
 
   // --- touched by other threads ---
   alignas(k_destructive_size) task_inbox inbox;
@@ -82,6 +100,10 @@ struct worker {
   // by the worker (set) and by wakers (CAS 1 -> 0); seq_cst (Dekker with
   // producers: see notifier in runtime_core).
   alignas(k_destructive_size) std::atomic<std::uint32_t> sleeping{0};
+  // Actor slots handed out by other threads (spawns, migrations to here):
+  // fetch_add by any thread; the owner installs them when the install task
+  // arrives. The owner's own spawns reuse its free slots first.
+  std::atomic<std::uint32_t> fresh_slots{1};
 };
 
 // Allocates a worker in memory of `where`; worker_ptr releases it there.

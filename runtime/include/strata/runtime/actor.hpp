@@ -1,0 +1,278 @@
+// Actors pinned to workers.
+//
+//   struct counter : strata::actor<counter> {
+//     long n = 0;
+//     void receive(strata::actor_context&, const increment& m) { n += m.by; }
+//     long receive(strata::actor_context&, const get&) { return n; }   // answers an ask
+//   };
+//   auto c = rt.spawn_actor<counter>();                                 // elastic, round robin
+//   auto s = rt.spawn_actor<counter>(strata::affinity::sticky, strata::worker_id{0});
+//   c.send(increment{5});                   // any thread or actor; never blocks, never drops
+//   strata::future<long> total = c.ask(get{});
+//
+// An actor lives on one worker and handles one message at a time there. A
+// message is a task frame (the callable holds the payload), so sending
+// allocates nothing on a worker (the frame comes from its pool):
+// - to an actor on the sender's own worker: appended to the actor's
+//   mailbox directly (worker-private: no queue shared with anyone, no atomic);
+// - to an actor on another worker: one pointer pushed into that worker's
+//   inbox (the MPSC inbox the scheduler drains anyway); a futex wake only if
+//   that worker sleeps.
+// The worker moves arriving messages into mailboxes and runs a ready actor's
+// turn (at most `actor_budget` messages, then it queues again behind the
+// other ready actors) between its tasks, so neither actors nor tasks starve.
+//
+// Addresses encode (rank, worker, slot, generation): there is no global
+// routing map; the rank bits are for the MPI bridge. A message to an actor
+// that is gone (stopped, or a stale generation) is a counted dead letter;
+// an ask to it fails with dead_letter_error.
+//
+// Failure isolation: an exception escaping receive() poisons that actor
+// only. The runtime's supervisor (set_supervisor; default: stop) chooses
+// restart (a fresh actor built from the original constructor arguments,
+// which are kept as copies) or stop (later messages are dead letters).
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <strata/numa_alloc/memory.hpp>
+#include <strata/runtime/actor_address.hpp>
+#include <strata/runtime/error.hpp>
+#include <strata/runtime/ext/runtime_core.hpp>
+#include <strata/runtime/ext/task.hpp>
+#include <strata/runtime/future.hpp>
+#include <strata/topology/ids.hpp>
+
+namespace strata {
+
+class runtime;
+class actor_context;
+
+enum class affinity : std::uint8_t {
+  elastic,  // may be migrated by the load monitor (the default)
+  sticky,   // stays on its worker for life
+};
+
+// Base of every actor (the runtime holds actors through it).
+class actor_base {
+ public:
+  actor_base() = default;
+  actor_base(const actor_base&) = delete;
+  actor_base& operator=(const actor_base&) = delete;
+  virtual ~actor_base() = default;
+};
+
+// Derive from actor<Self> and give Self receive(actor_context&, const M&)
+// overloads, one per message type M (a non-void result answers ask()).
+template <class Derived>
+class actor : public actor_base {};
+
+// A message reached no actor (stopped, never existed, or a stale address).
+class dead_letter_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <class A, class M>
+concept handles = requires(A& a, actor_context& c, const M& m) { a.receive(c, m); };
+
+template <class A, class M>
+using reply_t = decltype(std::declval<A&>().receive(std::declval<actor_context&>(), std::declval<const M&>()));
+
+namespace detail {
+
+// Builds actors for spawn and restart: keeps copies of the constructor
+// arguments; objects live in memory of the actor's worker's node.
+struct actor_factory {
+  virtual ~actor_factory() = default;
+  virtual actor_base* create(memory_placement where) = 0;
+  virtual void destroy(actor_base* a) noexcept = 0;
+};
+
+template <class T, class... Args>
+struct actor_factory_of final : actor_factory {
+  static constexpr std::size_t k_align = alignof(T) > alignof(std::max_align_t) ? alignof(T) : alignof(std::max_align_t);
+  std::tuple<Args...> args;
+  explicit actor_factory_of(std::tuple<Args...> a) : args(std::move(a)) {}
+  actor_base* create(memory_placement where) override {
+    void* mem = numa_allocate(sizeof(T), where, k_align);
+    try {
+      return std::apply([mem](const Args&... a) { return static_cast<actor_base*>(::new (mem) T(a...)); }, args);
+    } catch (...) {
+      numa_deallocate(mem, sizeof(T), k_align);
+      throw;
+    }
+  }
+  void destroy(actor_base* a) noexcept override {
+    T* t = static_cast<T*>(a);
+    t->~T();
+    numa_deallocate(t, sizeof(T), k_align);
+  }
+};
+
+struct spawn_request {
+  std::unique_ptr<actor_factory> factory;
+  affinity aff = affinity::elastic;
+  int worker = -1;  // -1: round robin
+};
+
+// The actor whose turn runs on this worker now; nullptr when the frame
+// being run is a dead letter (actor.cpp).
+actor_base* turn_actor(worker& w) noexcept;
+actor_context& turn_context(worker& w) noexcept;
+
+// Routes a message frame (tag = destination): local mailbox, another
+// worker's inbox, or a dead letter (actor.cpp).
+void send_message(runtime_core& rt, task* t);
+// Spawns on the chosen worker; from inside a turn on the same worker the
+// actor is installed at once (actor.cpp).
+actor_address spawn_actor(runtime_core& rt, spawn_request req);
+[[noreturn]] void throw_dead_letter(std::uint64_t address);
+
+template <class A, class M>
+struct message_send {
+  M msg;
+  void operator()() {
+    worker& w = *current_worker();
+    if (actor_base* a = turn_actor(w)) static_cast<A*>(a)->receive(turn_context(w), std::as_const(msg));
+  }
+};
+
+template <class A, class M, class R>
+struct message_ask {
+  std::shared_ptr<future_state<R>> reply;
+  M msg;
+  void operator()() {
+    worker& w = *current_worker();
+    actor_base* a = turn_actor(w);
+    if (a == nullptr) {
+      reply->error = std::make_exception_ptr(dead_letter_error("strata: the ask reached no actor (dead letter)"));
+      reply->finish();
+      return;
+    }
+    try {
+      if constexpr (std::is_void_v<R>) {
+        static_cast<A*>(a)->receive(turn_context(w), std::as_const(msg));
+        reply->value.emplace('\0');
+      } else {
+        reply->value.emplace(static_cast<A*>(a)->receive(turn_context(w), std::as_const(msg)));
+      }
+    } catch (...) {
+      reply->error = std::current_exception();
+      reply->finish();
+      throw;  // the actor is poisoned too
+    }
+    reply->finish();
+  }
+};
+
+template <class F>
+task* make_message(runtime_core& rt, actor_address to, F&& f) {
+  worker* w = current_worker();
+  task* t;
+  if (w != nullptr && w->rt == &rt) {
+    t = w->pool.allocate();
+    t->home = w->index;
+    if constexpr (k_boxed<F>) w->counters.boxed.add();
+  } else {
+    t = new task{};
+    t->home = k_no_home;
+  }
+  t->group = nullptr;
+  t->how = completion::message;
+  t->tag = to.bits();
+  emplace_callable(t, std::forward<F>(f));
+  return t;
+}
+
+}  // namespace detail
+
+// A handle to an actor of type T: a value (copy it freely, send from anywhere).
+template <class T>
+class actor_ref {
+ public:
+  actor_ref() = default;
+  actor_ref(detail::runtime_core* rt, actor_address a) noexcept : m_rt(rt), m_address(a) {}
+
+  actor_address address() const noexcept { return m_address; }
+  bool valid() const noexcept { return m_rt != nullptr && m_address.valid(); }
+
+  // Never blocks, never drops (a gone actor makes it a counted dead letter).
+  template <class M>
+    requires handles<T, std::decay_t<M>>
+  void send(M&& m) const {
+    check("send");
+    detail::send_message(*m_rt, detail::make_message(*m_rt, m_address,
+                                                     detail::message_send<T, std::decay_t<M>>{std::forward<M>(m)}));
+  }
+
+  // The reply of receive(ctx, m); get() rethrows its exception, or
+  // dead_letter_error when the actor is gone.
+  template <class M>
+    requires handles<T, std::decay_t<M>>
+  auto ask(M&& m) const -> future<reply_t<T, std::decay_t<M>>> {
+    using R = reply_t<T, std::decay_t<M>>;
+    check("ask");
+    auto st = std::make_shared<detail::future_state<R>>(m_rt);
+    detail::send_message(*m_rt, detail::make_message(*m_rt, m_address,
+                                                     detail::message_ask<T, std::decay_t<M>, R>{st, std::forward<M>(m)}));
+    return future<R>(std::move(st));
+  }
+
+  friend bool operator==(const actor_ref& a, const actor_ref& b) noexcept {
+    return a.m_rt == b.m_rt && a.m_address == b.m_address;
+  }
+
+ private:
+  void check(const char* what) const {
+    if (m_rt == nullptr) throw usage_error(std::string("strata::actor_ref::") + what + " on an empty actor_ref");
+  }
+  detail::runtime_core* m_rt = nullptr;
+  actor_address m_address;
+};
+
+// What receive() gets: who am I, where do I run, spawn children next to me.
+class actor_context {
+ public:
+  actor_address self() const noexcept { return m_self; }
+  worker_id worker() const noexcept { return worker_id{m_worker->index}; }
+  template <class T>
+  actor_ref<T> self_ref() const noexcept {
+    return actor_ref<T>(m_worker->rt, m_self);
+  }
+  // A child on this actor's worker (same-worker messages stay local).
+  template <class T, class... Args>
+  actor_ref<T> spawn_actor(Args&&... args) const {
+    return spawn_actor<T>(affinity::elastic, std::forward<Args>(args)...);
+  }
+  template <class T, class... Args>
+  actor_ref<T> spawn_actor(affinity aff, Args&&... args) const {
+    detail::spawn_request req;
+    req.factory = std::make_unique<detail::actor_factory_of<T, std::decay_t<Args>...>>(
+        std::tuple<std::decay_t<Args>...>(std::forward<Args>(args)...));
+    req.aff = aff;
+    req.worker = static_cast<int>(m_worker->index);
+    return actor_ref<T>(m_worker->rt, detail::spawn_actor(*m_worker->rt, std::move(req)));
+  }
+  // Stops this actor after the current message: later messages are dead letters.
+  void stop() noexcept { m_stop = true; }
+
+  // Internal: the turn loop's context.
+  actor_context(detail::worker* w, actor_address self) noexcept : m_worker(w), m_self(self) {}
+  bool stop_requested() const noexcept { return m_stop; }
+
+ private:
+  detail::worker* m_worker;
+  actor_address m_self;
+  bool m_stop = false;
+};
+
+}  // namespace strata

@@ -1,0 +1,404 @@
+// Actors: spawning, routing, mailboxes, turns, failures (design in
+// actor.hpp and actor_table.hpp). Everything that touches an actor_table
+// runs on the table's own worker.
+#include <atomic>
+#include <cstdio>
+#include <string>
+
+#include <strata/runtime/actor.hpp>
+#include <strata/runtime/runtime.hpp>
+#include <strata/runtime/task_group.hpp>
+
+#include "actor_table.hpp"
+#include "worker_loop.hpp"
+
+namespace strata {
+
+std::string actor_address::to_string() const {
+  return "actor " + std::to_string(rank()) + ":" + std::to_string(worker()) + ":" + std::to_string(slot()) + "#" +
+         std::to_string(generation());
+}
+
+void runtime::set_supervisor(supervisor s) {
+  std::lock_guard lock(m_core->supervisor_mutex);
+  m_core->supervisor = std::move(s);
+}
+
+namespace detail {
+namespace {
+
+void run_turn(task* turn);
+
+std::uint16_t next_generation(std::uint16_t g) noexcept { return g == 0xffff ? 1 : static_cast<std::uint16_t>(g + 1); }
+
+actor_address address_of(const worker& w, const actor_slot& s) noexcept {
+  return actor_address::make(w.rt->rank, w.index, s.index, s.generation);
+}
+
+void schedule(worker& w, actor_slot& s) noexcept {
+  if (s.scheduled) return;
+  s.scheduled = true;
+  task* t = &s.turn;
+  t->next.store(nullptr, std::memory_order_relaxed);  // relaxed: owner-private list
+  if (w.ready_tail == nullptr) {
+    w.ready_head = t;
+  } else {
+    w.ready_tail->next.store(t, std::memory_order_relaxed);  // relaxed: owner-private list
+  }
+  w.ready_tail = t;
+  w.counters.spawned.add();  // the turn is a task: wait_idle counts it until it ran
+}
+
+void enqueue(worker& w, actor_slot& s, task* m) noexcept {
+  m->next.store(nullptr, std::memory_order_relaxed);  // relaxed: owner-private list
+  if (s.mail_tail == nullptr) {
+    s.mail_head = m;
+  } else {
+    s.mail_tail->next.store(m, std::memory_order_relaxed);  // relaxed: owner-private list
+  }
+  s.mail_tail = m;
+  w.counters.mailbox_high_water.max(++s.depth);
+  schedule(w, s);
+}
+
+task* dequeue(actor_slot& s) noexcept {
+  task* m = s.mail_head;
+  s.mail_head = m->next.load(std::memory_order_relaxed);  // relaxed: owner-private list
+  if (s.mail_head == nullptr) s.mail_tail = nullptr;
+  --s.depth;
+  return m;
+}
+
+// Runs frame m with no actor: a send does nothing, an ask fails with
+// dead_letter_error. Counted.
+void dead_letter(worker& w, task* m) noexcept {
+  w.counters.dead_letters.add();
+  actor_base* const outer = w.turn_actor;
+  w.turn_actor = nullptr;
+  try {
+    m->run(m);
+  } catch (...) {
+  }
+  w.turn_actor = outer;
+  if (m->destroy != nullptr) m->destroy(m);
+  free_frame(w, m);
+  w.counters.executed.add();
+}
+
+// Moves a message on to another worker (the actor moved): one inbox push,
+// a wake only if that worker sleeps. Counted once already, by its sender.
+void push_to(runtime_core& rt, unsigned index, task* t) noexcept {
+  worker& target = *rt.workers[index];
+  target.inbox.push(t);
+  // seq_cst fence: orders the push before the read of `sleeping` (pairs
+  // with the parker's seq_cst store of sleeping, then its re-check).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (target.sleeping.load(std::memory_order_relaxed) == 1) wake_worker(rt, index);  // relaxed: ordered by the fence
+}
+
+// Puts message t (addressed to this worker) into its mailbox, or forwards
+// it, or makes it a dead letter. from_inbox: it came through the inbox (so
+// any install task before it has run).
+void deliver(worker& w, task* t, bool from_inbox) noexcept {
+  const actor_address a = actor_address::from_bits(t->tag);
+  actor_table& tab = table_of(w);
+  actor_slot* s = tab.find(a.slot());
+  if (s != nullptr && s->generation == a.generation()) {
+    if (s->state == slot_state::live) {
+      (from_inbox ? w.counters.messages_remote : w.counters.messages_local).add();
+      enqueue(w, *s, t);
+      return;
+    }
+    if (s->state == slot_state::forwarding) {
+      t->tag = s->forward;
+      push_to(*w.rt, actor_address::from_bits(s->forward).worker(), t);
+      return;
+    }
+  } else if (!from_inbox && (s == nullptr || s->generation == 0) &&
+             a.slot() < w.fresh_slots.load(std::memory_order_relaxed)) {  // relaxed: our own slots were counted
+    // Spawned here by another thread and its install task is still in our
+    // inbox: follow it through the inbox (FIFO), so it arrives after it.
+    w.inbox.push(t);
+    return;
+  }
+  dead_letter(w, t);
+}
+
+std::string what_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+void destroy_actor(actor_slot& s) noexcept {
+  if (s.actor != nullptr) s.factory->destroy(s.actor);
+  s.actor = nullptr;
+}
+
+// receive() threw: ask the supervisor; restart builds a fresh actor from
+// the factory, stop leaves the slot stopped (later messages: dead letters).
+void on_failure(worker& w, actor_slot& s, std::exception_ptr err) noexcept {
+  w.counters.actor_failures.add();
+  runtime_core& rt = *w.rt;
+  supervisor sup;
+  {
+    std::lock_guard lock(rt.supervisor_mutex);
+    sup = rt.supervisor;
+  }
+  supervision decision = supervision::stop;
+  actor_failure f{address_of(w, s), err, what_of(err), s.restarts};
+  if (sup) {
+    try {
+      decision = sup(f);
+    } catch (...) {
+      decision = supervision::stop;
+    }
+  } else {
+    std::fprintf(stderr, "strata: %s failed: %s (stopped; set_supervisor decides restarts)\n",
+                 f.address.to_string().c_str(), f.what.c_str());
+  }
+  destroy_actor(s);
+  if (decision == supervision::restart) {
+    try {
+      s.actor = s.factory->create(w.memory);
+      ++s.restarts;
+      return;
+    } catch (...) {
+      s.actor = nullptr;
+    }
+  }
+  s.state = slot_state::stopped;
+}
+
+// The slot's actor is gone for good: dead-letter its mail, free the slot
+// under the next generation (the caller has reset `scheduled`).
+void retire_slot(worker& w, actor_table& tab, actor_slot& s) noexcept {
+  destroy_actor(s);
+  while (s.mail_head != nullptr) dead_letter(w, dequeue(s));
+  s.factory.reset();
+  s.state = slot_state::empty;
+  s.generation = next_generation(s.generation);
+  --tab.live;
+  tab.free_slot(s.index);
+}
+
+void run_turn(task* turn) {
+  worker& w = *current_worker();
+  actor_table& tab = *w.actors;
+  actor_slot& s = *tab.find(static_cast<std::uint32_t>(turn->tag));
+  actor_context ctx(&w, address_of(w, s));
+  actor_base* const outer_actor = w.turn_actor;
+  actor_context* const outer_ctx = w.turn_ctx;
+  const unsigned budget = w.rt->actor_budget;
+  for (unsigned n = 0; n < budget && s.mail_head != nullptr && s.state == slot_state::live; ++n) {
+    task* m = dequeue(s);
+    w.turn_actor = s.actor;
+    w.turn_ctx = &ctx;
+    std::exception_ptr err;
+    try {
+      m->run(m);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    w.turn_actor = outer_actor;
+    w.turn_ctx = outer_ctx;
+    if (m->destroy != nullptr) m->destroy(m);
+    free_frame(w, m);
+    w.counters.executed.add();
+    ++s.handled;
+    if (err) on_failure(w, s, err);
+    if (ctx.stop_requested()) s.state = slot_state::stopped;
+  }
+  s.scheduled = false;
+  if (s.state == slot_state::stopped) {
+    retire_slot(w, tab, s);
+    return;
+  }
+  if (s.mail_head != nullptr) schedule(w, s);
+}
+
+void install(worker& w, std::uint32_t index, std::uint16_t gen, actor_base* a, std::unique_ptr<actor_factory> f,
+             affinity aff) {
+  actor_table& tab = table_of(w);
+  actor_slot& s = tab.at(index);
+  s.actor = a;
+  s.factory = std::move(f);
+  s.generation = gen;
+  s.state = slot_state::live;
+  s.aff = aff;
+  s.restarts = 0;
+  s.handled = 0;
+  ++tab.live;
+}
+
+// Runs on the target worker: installs an actor spawned by another thread.
+// Owns the actor until then (a frame destroyed unrun frees it).
+struct install_task {
+  actor_base* actor;
+  actor_factory* factory;
+  std::uint32_t index;
+  affinity aff;
+  install_task(actor_base* a, actor_factory* f, std::uint32_t i, affinity x) : actor(a), factory(f), index(i), aff(x) {}
+  install_task(install_task&& o) noexcept : actor(o.actor), factory(o.factory), index(o.index), aff(o.aff) {
+    o.actor = nullptr;
+    o.factory = nullptr;
+  }
+  install_task(const install_task&) = delete;
+  ~install_task() {
+    if (factory != nullptr) {
+      if (actor != nullptr) factory->destroy(actor);
+      delete factory;
+    }
+  }
+  void operator()() {
+    install(*current_worker(), index, 1, actor, std::unique_ptr<actor_factory>(factory), aff);
+    actor = nullptr;
+    factory = nullptr;
+  }
+};
+
+}  // namespace
+
+actor_table::~actor_table() {
+  for (auto& c : m_chunks) {
+    if (!c) continue;
+    for (std::uint32_t i = 0; i < k_chunk; ++i) {
+      actor_slot& s = c[i];
+      destroy_actor(s);
+      // Mail left at shutdown (the runtime drains it first; be safe).
+      while (s.mail_head != nullptr) {
+        task* m = dequeue(s);
+        if (m->destroy != nullptr) m->destroy(m);
+        if (m->home == k_no_home) delete m;
+      }
+    }
+  }
+}
+
+actor_slot& actor_table::at(std::uint32_t index) {
+  auto& c = m_chunks[index / k_chunk];
+  if (!c) {
+    c = std::make_unique<actor_slot[]>(k_chunk);
+    const std::uint32_t base = index / k_chunk * k_chunk;
+    for (std::uint32_t i = 0; i < k_chunk; ++i) {
+      actor_slot& s = c[i];
+      s.index = base + i;
+      s.turn.run = run_turn;
+      s.turn.home = k_embedded;
+      s.turn.how = completion::detached;
+      s.turn.tag = base + i;
+    }
+  }
+  return c[index % k_chunk];
+}
+
+std::uint32_t actor_table::take_slot() {
+  if (!m_free.empty()) {
+    const std::uint32_t i = m_free.back();
+    m_free.pop_back();
+    return i;
+  }
+  // relaxed: only uniqueness matters; the install is ordered by the inbox or done here.
+  const std::uint32_t i = m_worker.fresh_slots.fetch_add(1, std::memory_order_relaxed);
+  if (i >= actor_address::k_max_slots) {
+    throw runtime_error("strata: worker " + std::to_string(m_worker.index) + " has no free actor slot (" +
+                        std::to_string(actor_address::k_max_slots) + " per worker)");
+  }
+  return i;
+}
+
+actor_table& table_of(worker& w) {
+  if (w.actors == nullptr) w.actors = new actor_table(w);
+  return *w.actors;
+}
+
+void destroy_actor_table(worker& w) noexcept {
+  delete w.actors;
+  w.actors = nullptr;
+}
+
+void deliver_from_inbox(worker& w, task* t) noexcept { deliver(w, t, true); }
+
+task* pop_ready(worker& w) noexcept {
+  task* t = w.ready_head;
+  if (t == nullptr) return nullptr;
+  w.ready_head = t->next.load(std::memory_order_relaxed);  // relaxed: owner-private list
+  if (w.ready_head == nullptr) w.ready_tail = nullptr;
+  return t;
+}
+
+actor_base* turn_actor(worker& w) noexcept { return w.turn_actor; }
+actor_context& turn_context(worker& w) noexcept { return *w.turn_ctx; }
+
+void send_message(runtime_core& rt, task* t) {
+  const actor_address a = actor_address::from_bits(t->tag);
+  if (a.rank() != rt.rank || a.worker() >= rt.workers.size()) {
+    const std::string who = a.to_string();
+    if (t->destroy != nullptr) t->destroy(t);
+    if (t->home == k_no_home) {
+      delete t;
+    } else {
+      free_frame(*current_worker(), t);
+    }
+    throw usage_error("strata: " + who + " is not an actor of this runtime (rank " + std::to_string(rt.rank) + ", " +
+                      std::to_string(rt.workers.size()) + " workers)");
+  }
+  worker* w = current_worker();
+  if (w != nullptr && w->rt == &rt && w->index == a.worker()) {
+    w->counters.spawned.add();  // handled (or dead-lettered) later: wait_idle waits for it
+    deliver(*w, t, false);
+    return;
+  }
+  submit_to_worker(rt, a.worker(), t);
+}
+
+actor_address spawn_actor(runtime_core& rt, spawn_request req) {
+  const auto n = static_cast<unsigned>(rt.workers.size());
+  // relaxed: a round-robin counter.
+  const unsigned target =
+      req.worker >= 0 ? static_cast<unsigned>(req.worker) : rt.next_actor_worker.fetch_add(1, std::memory_order_relaxed) % n;
+  worker& tw = *rt.workers[target];
+  actor_base* a = req.factory->create(tw.memory);  // on the target's node
+  worker* w = current_worker();
+  if (w == &tw) {
+    actor_table& tab = table_of(tw);
+    std::uint32_t index;
+    try {
+      index = tab.take_slot();
+    } catch (...) {
+      req.factory->destroy(a);
+      throw;
+    }
+    actor_slot& s = tab.at(index);
+    const std::uint16_t gen = s.generation == 0 ? 1 : s.generation;  // a freed slot already has its next generation
+    install(tw, index, gen, a, std::move(req.factory), req.aff);
+    return actor_address::make(rt.rank, target, index, gen);
+  }
+  // relaxed: uniqueness only; the install task orders the rest.
+  const std::uint32_t index = tw.fresh_slots.fetch_add(1, std::memory_order_relaxed);
+  if (index >= actor_address::k_max_slots) {
+    req.factory->destroy(a);
+    throw runtime_error("strata: worker " + std::to_string(target) + " has no free actor slot (" +
+                        std::to_string(actor_address::k_max_slots) + " per worker)");
+  }
+  task* t;
+  if (w != nullptr && w->rt == &rt) {
+    t = w->pool.allocate();
+    t->home = w->index;
+  } else {
+    t = new task{};
+    t->home = k_no_home;
+  }
+  t->group = nullptr;
+  t->how = completion::detached;
+  emplace_callable(t, install_task(a, req.factory.release(), index, req.aff));
+  submit_to_worker(rt, target, t);  // throws after shutdown (the frame's callable frees the actor)
+  return actor_address::make(rt.rank, target, index, 1);
+}
+
+}  // namespace detail
+}  // namespace strata

@@ -1,0 +1,103 @@
+// actor_table: the actors pinned to one worker. Owner-private: only the
+// worker thread reads or writes it (other threads reach its actors through
+// the worker's inbox), so nothing here is atomic.
+//
+// Slots are found by the slot bits of an address: a two-level table of
+// 4096-slot chunks, created as slots are installed (a slot number handed
+// out by another thread via worker::fresh_slots is installed when its
+// install task arrives, and messages from that thread follow it through
+// the same FIFO inbox). A slot carries a generation; a message whose
+// generation differs is a dead letter. A stopped actor's slot gets the
+// next generation and is reused by this worker's own spawns.
+//
+// Each slot embeds its turn frame: when the actor has mail and no turn is
+// queued, the frame goes onto the worker's ready FIFO (worker::ready_head),
+// and find_work runs it like any task. A turn handles at most
+// runtime_core::actor_budget messages, then queues the actor again behind
+// the others.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <strata/runtime/actor.hpp>
+#include <strata/runtime/ext/runtime_core.hpp>
+
+namespace strata::detail {
+
+enum class slot_state : std::uint8_t {
+  empty,       // never installed, or stopped and free again
+  live,        // has an actor
+  stopped,     // its actor stopped or failed for good: messages are dead letters
+  forwarding,  // its actor moved to another worker: messages follow it
+};
+
+struct actor_slot {
+  task turn;  // embedded turn frame (home = k_embedded)
+  actor_base* actor = nullptr;
+  std::unique_ptr<actor_factory> factory;
+  std::uint16_t generation = 0;  // generation of the current (or last) actor; 0: never used
+  slot_state state = slot_state::empty;
+  affinity aff = affinity::elastic;
+  bool scheduled = false;  // its turn frame is queued or running
+  unsigned restarts = 0;
+  task* mail_head = nullptr;  // mailbox: FIFO of message frames, linked through task::next
+  task* mail_tail = nullptr;
+  std::uint32_t depth = 0;
+  std::uint64_t handled = 0;  // messages handled (for the load monitor)
+  std::uint64_t forward = 0;  // forwarding: the address at the next worker
+  std::uint32_t index = 0;
+};
+
+class actor_table {
+ public:
+  static constexpr std::uint32_t k_chunk = 4096;
+  static constexpr std::uint32_t k_chunks = actor_address::k_max_slots / k_chunk;
+
+  explicit actor_table(worker& w) : m_worker(w) {}
+  actor_table(const actor_table&) = delete;
+  actor_table& operator=(const actor_table&) = delete;
+  ~actor_table();  // destroys the actors still installed
+
+  // The slot, or nullptr when its chunk was never created.
+  actor_slot* find(std::uint32_t index) noexcept {
+    auto& c = m_chunks[index / k_chunk];
+    return c ? &c[index % k_chunk] : nullptr;
+  }
+  actor_slot& at(std::uint32_t index);  // creates the chunk
+
+  // A slot number for a spawn by this worker: a freed one, else a fresh one.
+  std::uint32_t take_slot();
+  void free_slot(std::uint32_t index) { m_free.push_back(index); }
+
+  // Every live or forwarding slot (the monitor's view), in slot order.
+  template <class F>
+  void for_each_live(F&& f) {
+    for (auto& c : m_chunks) {
+      if (!c) continue;
+      for (std::uint32_t i = 0; i < k_chunk; ++i) {
+        if (c[i].state == slot_state::live) f(c[i]);
+      }
+    }
+  }
+
+  std::uint64_t live = 0;  // installed actors
+
+ private:
+  worker& m_worker;
+  std::array<std::unique_ptr<actor_slot[]>, k_chunks> m_chunks;
+  std::vector<std::uint32_t> m_free;
+};
+
+// The worker's actor table (created on first use).
+actor_table& table_of(worker& w);
+void destroy_actor_table(worker& w) noexcept;
+
+// Puts a message frame that arrived through the inbox into its mailbox.
+void deliver_from_inbox(worker& w, task* t) noexcept;
+// The next due turn (its frame), or nullptr.
+task* pop_ready(worker& w) noexcept;
+
+}  // namespace strata::detail
