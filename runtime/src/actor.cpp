@@ -183,6 +183,7 @@ void retire_slot(worker& w, actor_table& tab, actor_slot& s) noexcept {
   s.state = slot_state::empty;
   s.generation = next_generation(s.generation);
   --tab.live;
+  w.counters.actors_live.set(tab.live);
   tab.free_slot(s.index);
 }
 
@@ -233,6 +234,7 @@ void install(worker& w, std::uint32_t index, std::uint16_t gen, actor_base* a, s
   s.restarts = 0;
   s.handled = 0;
   ++tab.live;
+  w.counters.actors_live.set(tab.live);
 }
 
 // Runs on the target worker: installs an actor spawned by another thread.

@@ -284,6 +284,14 @@ runtime_stats runtime::stats() const {
     ws.wakeups = c.wakeups.get();
     ws.boxed_tasks = c.boxed.get();
     ws.detached_exceptions = c.detached_exceptions.get();
+    ws.actors = c.actors_live.get();
+    ws.messages_local = c.messages_local.get();
+    ws.messages_remote = c.messages_remote.get();
+    ws.mailbox_high_water = c.mailbox_high_water.get();
+    ws.dead_letters = c.dead_letters.get();
+    ws.actor_failures = c.actor_failures.get();
+    ws.migrations_proposed = c.migrations_proposed.get();
+    ws.migrations_done = c.migrations_done.get();
     const std::uint64_t idle = c.idle_ns.get();
     ws.idle_s = seconds(idle);
     ws.busy_s = seconds(elapsed > idle ? elapsed - idle : 0);

@@ -54,6 +54,14 @@ std::string runtime_stats::to_json() const {
     j.key("wakeups"); j.value(static_cast<unsigned long long>(w.wakeups));
     j.key("boxed_tasks"); j.value(static_cast<unsigned long long>(w.boxed_tasks));
     j.key("detached_exceptions"); j.value(static_cast<unsigned long long>(w.detached_exceptions));
+    j.key("actors"); j.value(static_cast<unsigned long long>(w.actors));
+    j.key("messages_local"); j.value(static_cast<unsigned long long>(w.messages_local));
+    j.key("messages_remote"); j.value(static_cast<unsigned long long>(w.messages_remote));
+    j.key("mailbox_high_water"); j.value(static_cast<unsigned long long>(w.mailbox_high_water));
+    j.key("dead_letters"); j.value(static_cast<unsigned long long>(w.dead_letters));
+    j.key("actor_failures"); j.value(static_cast<unsigned long long>(w.actor_failures));
+    j.key("migrations_proposed"); j.value(static_cast<unsigned long long>(w.migrations_proposed));
+    j.key("migrations_done"); j.value(static_cast<unsigned long long>(w.migrations_done));
     j.key("busy_s"); j.value(w.busy_s);
     j.key("idle_s"); j.value(w.idle_s);
     j.end_object();

@@ -218,7 +218,7 @@ class actor_ref {
   // dead_letter_error when the actor is gone.
   template <class M>
     requires handles<T, std::decay_t<M>>
-  auto ask(M&& m) const -> future<reply_t<T, std::decay_t<M>>> {
+  auto ask(M&& m) const {
     using R = reply_t<T, std::decay_t<M>>;
     check("ask");
     auto st = std::make_shared<detail::future_state<R>>(m_rt);

@@ -33,6 +33,15 @@ struct worker_stats {
   std::uint64_t wakeups = 0;              // times this worker was woken
   std::uint64_t boxed_tasks = 0;          // callables too large for a frame
   std::uint64_t detached_exceptions = 0;
+  // Actors on this worker.
+  std::uint64_t actors = 0;                  // live now
+  std::uint64_t messages_local = 0;          // sent on this worker to its own actors (no queue)
+  std::uint64_t messages_remote = 0;         // arrived through the inbox from other threads
+  std::uint64_t mailbox_high_water = 0;      // deepest mailbox seen
+  std::uint64_t dead_letters = 0;
+  std::uint64_t actor_failures = 0;          // receive() threw
+  std::uint64_t migrations_proposed = 0;     // by the load monitor, actors on this worker
+  std::uint64_t migrations_done = 0;         // actors moved off this worker
   double busy_s = 0;
   double idle_s = 0;
   bool pinned = false;

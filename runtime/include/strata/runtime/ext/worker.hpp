@@ -38,6 +38,7 @@ struct counter {
   void max(std::uint64_t n) noexcept {
     if (n > v.load(std::memory_order_relaxed)) v.store(n, std::memory_order_relaxed);
   }
+  void set(std::uint64_t n) noexcept { v.store(n, std::memory_order_release); }  // release: as add
   std::uint64_t get() const noexcept { return v.load(std::memory_order_acquire); }  // acquire: pairs with add
 };
 
@@ -49,7 +50,7 @@ struct worker_counters {
   // Actors: messages put into mailboxes (sent on this worker / arrived from
   // another), dead letters, actor failures, the deepest mailbox seen,
   // migrations proposed by the monitor and done (moved off this worker).
-  counter messages_local, messages_remote, dead_letters, actor_failures, mailbox_high_water, migrations_proposed,
+  counter actors_live, messages_local, messages_remote, dead_letters, actor_failures, mailbox_high_water, migrations_proposed,
       migrations_done;
   counter steals_by_tier[k_max_tiers];
 };
