@@ -2,6 +2,7 @@
 // actor.hpp and actor_table.hpp). Everything that touches an actor_table
 // runs on the table's own worker.
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -17,6 +18,19 @@ namespace strata {
 std::string actor_address::to_string() const {
   return "actor " + std::to_string(rank()) + ":" + std::to_string(worker()) + ":" + std::to_string(slot()) + "#" +
          std::to_string(generation());
+}
+
+future<bool> runtime::migrate_actor(actor_address a, worker_id to) {
+  if (to.value >= num_workers()) {
+    throw usage_error("strata::runtime::migrate_actor: worker " + std::to_string(to.value) +
+                      " does not exist (workers 0.." + std::to_string(num_workers() - 1) + ")");
+  }
+  if (!a.valid() || a.rank() != m_core->rank || a.worker() >= num_workers()) {
+    throw usage_error("strata::runtime::migrate_actor: " + a.to_string() + " is not an actor of this runtime");
+  }
+  auto st = std::make_shared<detail::future_state<bool>>(m_core.get());
+  submit_on(worker_id{a.worker()}, [a, to, st] { detail::migrate_actor(*detail::current_worker(), a, to.value, st); });
+  return future<bool>(st);
 }
 
 void runtime::set_supervisor(supervisor s) {
@@ -195,6 +209,7 @@ void run_turn(task* turn) {
   actor_base* const outer_actor = w.turn_actor;
   actor_context* const outer_ctx = w.turn_ctx;
   const unsigned budget = w.rt->actor_budget;
+  s.running = true;
   for (unsigned n = 0; n < budget && s.mail_head != nullptr && s.state == slot_state::live; ++n) {
     task* m = dequeue(s);
     w.turn_actor = s.actor;
@@ -214,12 +229,13 @@ void run_turn(task* turn) {
     if (err) on_failure(w, s, err);
     if (ctx.stop_requested()) s.state = slot_state::stopped;
   }
+  s.running = false;
   s.scheduled = false;
   if (s.state == slot_state::stopped) {
     retire_slot(w, tab, s);
     return;
   }
-  if (s.mail_head != nullptr) schedule(w, s);
+  if (s.state == slot_state::live && s.mail_head != nullptr) schedule(w, s);
 }
 
 void install(worker& w, std::uint32_t index, std::uint16_t gen, actor_base* a, std::unique_ptr<actor_factory> f,
@@ -263,7 +279,216 @@ struct install_task {
   }
 };
 
+// Runs on the new worker: takes over a migrated actor and its mailbox.
+struct adopt_task {
+  actor_base* actor;
+  actor_factory* factory;
+  task* mail_head;
+  task* mail_tail;
+  std::uint32_t depth;
+  std::uint32_t index;
+  unsigned restarts;
+  affinity aff;
+  adopt_task(actor_base* a, actor_factory* f, task* h, task* t, std::uint32_t d, std::uint32_t i, unsigned r,
+             affinity x)
+      : actor(a), factory(f), mail_head(h), mail_tail(t), depth(d), index(i), restarts(r), aff(x) {}
+  adopt_task(adopt_task&& o) noexcept
+      : actor(o.actor), factory(o.factory), mail_head(o.mail_head), mail_tail(o.mail_tail), depth(o.depth),
+        index(o.index), restarts(o.restarts), aff(o.aff) {
+    o.actor = nullptr;
+    o.factory = nullptr;
+    o.mail_head = nullptr;
+  }
+  adopt_task(const adopt_task&) = delete;
+  ~adopt_task() {
+    // Never run (the runtime is going away): the actor dies, its mail too.
+    if (factory != nullptr) {
+      if (actor != nullptr) factory->destroy(actor);
+      delete factory;
+    }
+    for (task* m = mail_head; m != nullptr;) {
+      task* next = m->next.load(std::memory_order_relaxed);  // relaxed: private list
+      if (m->destroy != nullptr) m->destroy(m);
+      if (m->home == k_no_home) delete m;
+      m = next;
+    }
+  }
+  void operator()() {
+    worker& w = *current_worker();
+    install(w, index, 1, actor, std::unique_ptr<actor_factory>(factory), aff);
+    actor_slot& s = *table_of(w).find(index);
+    s.restarts = restarts;
+    s.mail_head = mail_head;
+    s.mail_tail = mail_tail;
+    s.depth = depth;
+    actor = nullptr;
+    factory = nullptr;
+    mail_head = nullptr;
+    if (s.mail_head != nullptr) schedule(w, s);
+  }
+};
+
+task* frame_on(worker& w) {
+  task* t = w.pool.allocate();
+  t->home = w.index;
+  t->group = nullptr;
+  t->how = completion::detached;
+  return t;
+}
+
+void finish_reply(const std::shared_ptr<future_state<bool>>& reply, bool v) noexcept {
+  if (!reply) return;
+  reply->value.emplace(v);
+  reply->finish();
+}
+
+// Moves slot s (live, not running) to worker `to`: the old slot forwards
+// from now on; the adopt task carries the actor and its mailbox. The
+// adopt task and every later forwarded message leave this worker through
+// the same FIFO inbox of `to`, so nothing is reordered or lost.
+bool move_slot(worker& w, actor_slot& s, unsigned to) {
+  runtime_core& rt = *w.rt;
+  worker& target = *rt.workers[to];
+  // relaxed: uniqueness only; the adopt task orders the rest.
+  const std::uint32_t index = target.fresh_slots.fetch_add(1, std::memory_order_relaxed);
+  if (index >= actor_address::k_max_slots) return false;
+  task* t = frame_on(w);
+  emplace_callable(t, adopt_task(s.actor, s.factory.release(), s.mail_head, s.mail_tail, s.depth, index, s.restarts,
+                                 s.aff));
+  s.actor = nullptr;
+  s.mail_head = s.mail_tail = nullptr;
+  s.depth = 0;
+  s.state = slot_state::forwarding;
+  s.forward = actor_address::make(rt.rank, to, index, 1).bits();
+  actor_table& tab = table_of(w);
+  --tab.live;
+  w.counters.actors_live.set(tab.live);
+  w.counters.migrations_done.add();
+  submit_to_worker(rt, to, t);  // from a worker: never refused
+  return true;
+}
+
 }  // namespace
+
+void migrate_actor(worker& w, actor_address a, unsigned to, std::shared_ptr<future_state<bool>> reply) {
+  actor_slot* s = table_of(w).find(a.slot());
+  if (s == nullptr || s->generation != a.generation()) {
+    finish_reply(reply, false);
+    return;
+  }
+  if (s->state == slot_state::forwarding) {  // follow the chain
+    const actor_address next = actor_address::from_bits(s->forward);
+    task* t = frame_on(w);
+    emplace_callable(t, [next, to, reply] { migrate_actor(*current_worker(), next, to, reply); });
+    submit_to_worker(*w.rt, next.worker(), t);
+    return;
+  }
+  const bool ok = s->state == slot_state::live && s->aff == affinity::elastic && !s->running && to != w.index &&
+                  to < w.rt->workers.size() && move_slot(w, *s, to);
+  finish_reply(reply, ok);
+}
+
+void rebalance(worker& w, unsigned to) {
+  if (w.actors == nullptr) return;
+  actor_slot* best = nullptr;
+  unsigned active = 0;
+  std::uint64_t best_delta = 0;
+  w.actors->for_each_live([&](actor_slot& s) {
+    const std::uint64_t delta = s.handled - s.handled_seen;
+    s.handled_seen = s.handled;
+    if (delta == 0) return;
+    ++active;
+    if (s.aff != affinity::elastic || s.running) return;  // sticky actors are never proposed
+    if (best == nullptr || delta > best_delta) {
+      best = &s;
+      best_delta = delta;
+    }
+  });
+  // Moving the only busy actor would only move the hot spot.
+  if (best == nullptr || active < 2) return;
+  w.counters.migrations_proposed.add();
+  move_slot(w, *best, to);
+}
+
+namespace {
+
+// Every period: how much each worker did (tasks and messages executed).
+// Skew: the busiest did more than twice the lightest plus 16, three
+// periods in a row with the same busiest worker. Then the busiest is asked
+// to move one elastic actor to the lightest worker, preferring one on its
+// own NUMA node (a move there keeps the actor's memory close).
+void monitor_loop(runtime_core& rt, unsigned period_ms) {
+  const std::size_t n = rt.workers.size();
+  std::vector<std::uint64_t> last(n, 0), delta(n, 0);
+  unsigned streak = 0;
+  std::size_t last_busy = n;
+  std::unique_lock lock(rt.monitor_mutex);
+  while (!rt.monitor_stop) {
+    rt.monitor_cv.wait_for(lock, std::chrono::milliseconds(period_ms));
+    if (rt.monitor_stop) break;
+    std::uint64_t actors = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& c = rt.workers[i]->counters;
+      const std::uint64_t now = c.executed.get();
+      delta[i] = now - last[i];
+      last[i] = now;
+      actors += c.actors_live.get();
+    }
+    if (actors < 2) {
+      streak = 0;
+      continue;
+    }
+    std::size_t busy = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      if (delta[i] > delta[busy]) busy = i;
+    }
+    std::size_t light = n;
+    const int node = rt.plan.workers()[busy].numa_node;
+    for (int pass = 0; pass < 2 && light == n; ++pass) {  // same node first
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i == busy || (pass == 0 && rt.plan.workers()[i].numa_node != node)) continue;
+        if (2 * delta[i] + 16 >= delta[busy]) continue;  // not light enough
+        if (light == n || delta[i] < delta[light]) light = i;
+      }
+    }
+    if (light == n) {
+      streak = 0;
+      continue;
+    }
+    streak = busy == last_busy ? streak + 1 : 1;
+    last_busy = busy;
+    if (streak < 3) continue;
+    streak = 0;
+    const auto to = static_cast<unsigned>(light);
+    lock.unlock();
+    try {
+      auto* t = new task{};
+      t->home = k_no_home;
+      emplace_callable(t, [to] { rebalance(*current_worker(), to); });
+      submit_to_worker(rt, static_cast<unsigned>(busy), t);
+    } catch (...) {
+      // shutting down: nothing to balance any more
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace
+
+void start_monitor(runtime_core& rt, unsigned period_ms) {
+  if (period_ms == 0 || rt.workers.size() < 2) return;
+  rt.monitor = std::thread(monitor_loop, std::ref(rt), period_ms);
+}
+
+void stop_monitor(runtime_core& rt) noexcept {
+  if (!rt.monitor.joinable()) return;
+  {
+    std::lock_guard lock(rt.monitor_mutex);
+    rt.monitor_stop = true;
+  }
+  rt.monitor_cv.notify_all();
+  rt.monitor.join();
+}
 
 actor_table::~actor_table() {
   for (auto& c : m_chunks) {

@@ -42,11 +42,13 @@ struct actor_slot {
   slot_state state = slot_state::empty;
   affinity aff = affinity::elastic;
   bool scheduled = false;  // its turn frame is queued or running
+  bool running = false;    // its turn is on the stack (nested waits included)
   unsigned restarts = 0;
   task* mail_head = nullptr;  // mailbox: FIFO of message frames, linked through task::next
   task* mail_tail = nullptr;
   std::uint32_t depth = 0;
-  std::uint64_t handled = 0;  // messages handled (for the load monitor)
+  std::uint64_t handled = 0;       // messages handled (for the load monitor)
+  std::uint64_t handled_seen = 0;  // `handled` at the last rebalance look
   std::uint64_t forward = 0;  // forwarding: the address at the next worker
   std::uint32_t index = 0;
 };
@@ -99,5 +101,14 @@ void destroy_actor_table(worker& w) noexcept;
 void deliver_from_inbox(worker& w, task* t) noexcept;
 // The next due turn (its frame), or nullptr.
 task* pop_ready(worker& w) noexcept;
+
+// Moves the actor at `a` (on this worker, or further along its forwarding
+// chain) to worker `to`, between two of its messages. reply (may be null)
+// gets true when it moved, false when it could not (sticky, gone, running
+// a turn now, already there).
+void migrate_actor(worker& w, actor_address a, unsigned to, std::shared_ptr<future_state<bool>> reply);
+// Load monitor's proposal, run on a busy worker: move its most active
+// elastic actor to worker `to` if it has at least two active ones.
+void rebalance(worker& w, unsigned to);
 
 }  // namespace strata::detail

@@ -170,6 +170,7 @@ runtime::runtime(const config& c) {
       rt.pinned = false;
     }
   }
+  if (!rt.deterministic) detail::start_monitor(rt, c.monitor_period_ms);
   if (c.display_affinity) {
     std::fprintf(stderr, "%s", rt.plan.placement_table().c_str());
     if (!rt.plan.pins()) {
@@ -243,6 +244,7 @@ void runtime::shutdown() {
   if (detail::worker* w = detail::current_worker(); w != nullptr && w->rt == &rt) {
     throw usage_error("strata::runtime::shutdown called from inside a task of the same runtime");
   }
+  detail::stop_monitor(rt);  // it submits tasks: stop it before refusing them
   rt.accepting.store(false, std::memory_order_seq_cst);  // seq_cst: Dekker with submitters (active_submits)
   while (rt.active_submits.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   wait_idle();
@@ -314,7 +316,7 @@ runtime* this_runtime() noexcept {
 namespace detail {
 
 runtime_core::runtime_core(placement_plan p) : plan(std::move(p)) {}
-runtime_core::~runtime_core() = default;
+runtime_core::~runtime_core() { stop_monitor(*this); }
 
 namespace {
 

@@ -72,14 +72,26 @@ std::uint64_t now_ns() noexcept {
 
 // A task for this worker, or nullptr. Messages for its actors are moved
 // into their mailboxes on the way (they run in the actors' turns).
+// At most k_mail_per_pop messages per call, so a flood cannot hold the
+// worker here; when it stops at that limit with mail possibly left,
+// w.mail_backlog says so (the worker must not park on it: producers only
+// wake a sleeping worker).
+constexpr int k_mail_per_pop = 256;
+
 task* pop_inbox(worker& w) noexcept {
   task* t = nullptr;
-  for (int tries = 0; tries < 64; ++tries) {
+  int mail = 0;
+  w.mail_backlog = false;
+  for (int tries = 0; tries < 64;) {
     switch (w.inbox.pop(t)) {
       case task_inbox::pop_status::item:
         w.inbox.publish_depth();
         if (t->how == completion::message) {
-          deliver_from_inbox(w, t);  // at most 64 per call: a flood cannot hold the worker here
+          deliver_from_inbox(w, t);
+          if (++mail == k_mail_per_pop) {
+            w.mail_backlog = true;
+            return nullptr;
+          }
           break;
         }
         w.counters.inbox.add();
@@ -87,6 +99,7 @@ task* pop_inbox(worker& w) noexcept {
       case task_inbox::pop_status::empty:
         return nullptr;
       case task_inbox::pop_status::busy:  // a producer is between its two stores
+        ++tries;
         cpu_relax();
         break;
     }
@@ -236,7 +249,7 @@ task* idle_phase(worker& w) {
     w.sleeping.store(1, std::memory_order_seq_cst);
     w.idle->word.fetch_add(k_sleeper, std::memory_order_seq_cst);
     found = find_work(w);
-    if (found || rt.stopping.load(std::memory_order_seq_cst)) {
+    if (found || w.mail_backlog || rt.stopping.load(std::memory_order_seq_cst)) {
       cancel_park(w);
     } else {
       w.counters.parks.add();

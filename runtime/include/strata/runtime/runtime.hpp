@@ -82,6 +82,16 @@ class runtime {
   actor_ref<T> spawn_actor(affinity aff, worker_id w, Args&&... args);
   template <class T, class... Args>
   actor_ref<T> spawn_actor(affinity aff, numa_node n, Args&&... args);
+  // Moves an elastic actor to worker `to` between two of its messages (the
+  // load monitor does this by itself on sustained skew). The future says
+  // whether it moved: false for a sticky or gone actor, one in the middle of
+  // a turn, or one already there. Messages keep their order; the old worker
+  // forwards what still arrives at the old address.
+  future<bool> migrate_actor(actor_address a, worker_id to);
+  template <class T>
+  future<bool> migrate_actor(const actor_ref<T>& a, worker_id to) {
+    return migrate_actor(a.address(), to);
+  }
   // Decides what happens to an actor whose receive() threw (default: stop).
   void set_supervisor(supervisor s);
 

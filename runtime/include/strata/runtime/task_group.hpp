@@ -58,6 +58,7 @@ class task_group {
 
  private:
   friend void detail::run_task(detail::worker&, detail::task*) noexcept;
+  friend void detail::complete_task(detail::worker&, task_group*, detail::completion) noexcept;
   void record_exception(std::exception_ptr e) noexcept;
   void bind_outside();
   void destroy_pending() noexcept;
@@ -200,25 +201,8 @@ inline void task_group::wait() {
 
 namespace detail {
 
-[[gnu::always_inline]] inline void run_task(worker& w, task* t) noexcept {
-  if (++w.tick >= k_injector_period) poll_sources(w);
-  task_group* const g = t->group;
-  task_group* const outer = w.running_group;
-  w.running_group = g;
-  try {
-    t->run(t);
-  } catch (...) {
-    if (g != nullptr) {
-      g->record_exception(std::current_exception());
-    } else {
-      report_detached_exception(w, std::current_exception());
-    }
-  }
-  w.running_group = outer;
-  if (t->destroy != nullptr) t->destroy(t);
-  const completion how = t->how;
-  free_frame(w, t);
-  w.counters.executed.add();
+// Completion of a finished task: the group's counters (task_group.hpp essay).
+[[gnu::always_inline]] inline void complete_task(worker& w, task_group* g, completion how) noexcept {
   if (g == nullptr) return;
   if (how == completion::group_owner) {
     if (g->m_owner == &w) {
@@ -237,6 +221,33 @@ namespace detail {
   runtime_core* rt = w.rt;
   g->m_foreign_pending.fetch_sub(1, std::memory_order_release);  // release: as above
   notify_external(rt->ext);
+}
+
+// Runs t, reports its completion, frees its frame; every
+// k_injector_period-th task then polls the inbox and the injector. The poll
+// comes after the task: a task taken from the inbox (an actor's install)
+// must run before anything queued behind it there (its messages), and a
+// completion must not wait behind whatever the poll runs.
+[[gnu::always_inline]] inline void run_task(worker& w, task* t) noexcept {
+  task_group* const g = t->group;
+  task_group* const outer = w.running_group;
+  w.running_group = g;
+  try {
+    t->run(t);
+  } catch (...) {
+    if (g != nullptr) {
+      g->record_exception(std::current_exception());
+    } else {
+      report_detached_exception(w, std::current_exception());
+    }
+  }
+  w.running_group = outer;
+  if (t->destroy != nullptr) t->destroy(t);
+  const completion how = t->how;
+  free_frame(w, t);
+  w.counters.executed.add();
+  complete_task(w, g, how);
+  if (++w.tick >= k_injector_period) poll_sources(w);
 }
 
 }  // namespace detail

@@ -15,9 +15,11 @@
 #include <cstdint>
 #include <latch>
 #include <memory>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <pthread.h>
+#include <thread>
 #include <vector>
 
 #include <strata/config.hpp>
@@ -28,6 +30,7 @@
 
 namespace strata {
 class runtime;
+class task_group;
 }
 
 namespace strata::detail {
@@ -79,12 +82,20 @@ struct runtime_core {
   std::atomic<std::uint32_t> next_actor_worker{0};
   std::mutex supervisor_mutex;
   strata::supervisor supervisor;
+  // Load monitor (actor.cpp): a thread that samples the workers every
+  // period and asks a busy worker to move an elastic actor to a light one.
+  std::thread monitor;
+  std::mutex monitor_mutex;             // guards monitor_stop
+  std::condition_variable monitor_cv;   // shutdown wakes the monitor
+  bool monitor_stop = false;
   std::uint64_t start_ns = 0;
 };
 
 // Runs the task frame t on worker w: the callable, its completion, the frame's
 // return to its pool (task_group.hpp).
 void run_task(worker& w, task* t) noexcept;
+// Reports a finished task to its group (task_group.hpp).
+void complete_task(worker& w, task_group* g, completion how) noexcept;
 
 // Every k_injector_period-th task: serve the inbox and the node injector even
 // while the deque is busy, so nothing starves (worker_loop.cpp).
@@ -100,6 +111,10 @@ void help_until(worker& w, bool (*pred)(const void*), const void* ctx);
 void submit_external(runtime_core& rt, task* t);
 // Hands a task to one worker's inbox; it runs on that worker (runtime.cpp).
 void submit_to_worker(runtime_core& rt, unsigned worker, task* t);
+
+// Starts / stops the load monitor thread (actor.cpp).
+void start_monitor(runtime_core& rt, unsigned period_ms);
+void stop_monitor(runtime_core& rt) noexcept;
 
 // Spawn fast path. Private push; then, only if a thief asked for work or
 // the private part was empty and some worker idles, share and maybe wake.

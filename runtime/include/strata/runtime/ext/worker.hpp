@@ -94,6 +94,7 @@ struct worker {
   task* ready_tail = nullptr;
   actor_base* turn_actor = nullptr;  // actor of the turn running now (nested turns save it)
   actor_context* turn_ctx = nullptr;
+  bool mail_backlog = false;  // the last inbox pop stopped at its message limit
 
   // --- touched by other threads ---
   alignas(k_destructive_size) task_inbox inbox;
