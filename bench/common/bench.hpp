@@ -23,9 +23,12 @@
 namespace strata_bench {
 
 // The outcome of one repetition: ok, or what was wrong with the answer.
+// Benchmarks with a rate (benchmark::rate_unit) also say how much work the
+// run did, in units of that rate times seconds (GB for GB/s).
 struct verdict {
   bool ok = true;
   std::string detail;  // empty when ok
+  double work = 0.0;   // 0: no rate for this run
 };
 
 using repetition = std::function<verdict()>;

@@ -32,6 +32,19 @@ std::optional<unsigned> parse_number(std::string_view s, unsigned lo, unsigned h
   return v;
 }
 
+// A decimal number in [lo, hi] that may exceed 32 bits (array sizes).
+std::optional<std::size_t> parse_size(std::string_view s, std::size_t lo, std::size_t hi) {
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  std::size_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || end != s.data() + s.size() || v < lo || v > hi) {
+    return std::nullopt;
+  }
+  return v;
+}
+
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string accepted_runtimes() {
@@ -92,7 +105,7 @@ std::vector<runtime_id> parse_runtime_list(std::string_view text) {
 
 options parse_cli(int argc, char** argv, unsigned usable_cpus) {
   options o;
-  bool threads_given = false;
+  bool reps_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
@@ -131,7 +144,7 @@ options parse_cli(int argc, char** argv, unsigned usable_cpus) {
       }
     } else if (arg == "--threads") {
       o.threads = parse_thread_list(take_value("a thread list such as 1,2 or 1-16"));
-      threads_given = true;
+      o.threads_given = true;
     } else if (arg == "--runtimes") {
       o.runtimes = parse_runtime_list(take_value("a comma-separated list of " + accepted_runtimes()));
       o.runtimes_given = true;
@@ -143,6 +156,7 @@ options parse_cli(int argc, char** argv, unsigned usable_cpus) {
                         std::to_string(k_max_reps) + " (one warm-up run always comes first)");
       }
       o.reps = *n;
+      reps_given = true;
     } else if (arg == "--json") {
       o.json_path = take_value("the path of the JSON file to write");
       if (o.json_path.empty()) {
@@ -157,13 +171,32 @@ options parse_cli(int argc, char** argv, unsigned usable_cpus) {
     } else if (arg == "--emit-records") {
       no_value();
       o.emit_records = true;
+    } else if (arg == "--placement-report") {
+      no_value();
+      o.placement_report = true;
+    } else if (arg == "--n") {
+      const std::string_view v = take_value("the elements per array of the placement report");
+      const std::optional<std::size_t> n = parse_size(v, 1, k_max_report_n);
+      if (!n) {
+        throw cli_error("--n " + quoted(v) + ": accepted: a whole number of elements per array from 1 to " +
+                        std::to_string(k_max_report_n));
+      }
+      o.n = *n;
     } else {
       throw cli_error("unknown argument " + quoted(arg) +
                       "; accepted: --filter REGEX, --threads LIST, --runtimes LIST, --reps N, "
-                      "--json FILE, --list, --help");
+                      "--json FILE, --list, --placement-report, --n N, --help");
     }
   }
-  if (!threads_given) {
+  if (o.n != 0 && !o.placement_report) {
+    throw cli_error("--n applies to --placement-report only (the stream benchmark takes its size from "
+                    "STRATA_BENCH_STREAM_N)");
+  }
+  if (o.placement_report && (o.filter || o.runtimes_given || reps_given || o.list || o.emit_records)) {
+    throw cli_error("--placement-report takes --n, --threads and --json only (it runs the strata STREAM "
+                    "placements, no timing)");
+  }
+  if (!o.threads_given) {
     for (unsigned p = 1; p <= std::min(usable_cpus, k_max_threads); ++p) {
       o.threads.push_back(p);
     }
@@ -177,6 +210,7 @@ options parse_cli(int argc, char** argv, unsigned usable_cpus) {
 std::string usage() {
   return "usage: strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]\n"
          "                    [--json FILE] [--list]\n"
+         "       strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]\n"
          "\n"
          "  --filter REGEX   run the benchmarks whose name matches (ECMAScript, searched);\n"
          "                   default: all (see --list)\n"
@@ -186,10 +220,18 @@ std::string usage() {
          "  --reps N         timed runs per (benchmark, runtime, threads) after 1 warm-up; default 5\n"
          "  --json FILE      also write the records as a JSON array to FILE\n"
          "  --list           list the benchmarks and the runtimes built in, then exit\n"
+         "  --placement-report\n"
+         "                   instead of timing: for each strata STREAM placement, the share of\n"
+         "                   sampled pages on the node of the worker that uses them; --threads\n"
+         "                   default: usable CPUs; --json writes the report\n"
+         "  --n N            elements per array for the report (default: STRATA_BENCH_STREAM_N\n"
+         "                   or 2^25)\n"
          "\n"
          "The table on stdout reports median, min and max wall time over the timed runs, the\n"
-         "check (ok: every run's answer was verified) and the speedup over serial. Exit status:\n"
-         "0 all checks ok, 1 a check failed, 2 bad command line.\n";
+         "check (ok: every run's answer was verified), the speedup over serial and, for stream\n"
+         "and jacobi, the median rate (GB/s, MLUP/s). Exit status:\n"
+         "0 all checks ok, 1 a check failed, 2 bad command line. OpenMP runs with\n"
+         "OMP_PROC_BIND=close OMP_PLACES=cores unless the environment sets them.\n";
 }
 
 }  // namespace strata_bench

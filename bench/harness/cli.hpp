@@ -2,11 +2,13 @@
 //
 //   strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]
 //                [--json FILE] [--list]
+//   strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]
 //
 // Bad input throws cli_error with a message naming the argument, the value
 // and what is accepted; main() prints it and exits 2.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <regex>
 #include <stdexcept>
@@ -26,6 +28,7 @@ struct options {
   std::string filter_text;                 // as given; empty: every benchmark
   std::optional<std::regex> filter;        // ECMAScript, searched in the benchmark name
   std::vector<unsigned> threads;           // in the order given, duplicates dropped
+  bool threads_given = false;              // --threads was on the command line
   std::vector<runtime_id> runtimes;        // in the order given, duplicates dropped
   bool runtimes_given = false;             // --runtimes was on the command line
   unsigned reps = 5;                       // timed runs after one warm-up
@@ -33,10 +36,13 @@ struct options {
   bool list = false;
   bool help = false;
   bool emit_records = false;               // internal: helper mode (records on stdout)
+  bool placement_report = false;           // --placement-report: page locality of the STREAM placements
+  std::size_t n = 0;                       // --n: report array size; 0: the stream benchmark's
 };
 
 inline constexpr unsigned k_max_threads = 4096;
 inline constexpr unsigned k_max_reps = 100000;
+inline constexpr std::size_t k_max_report_n = std::size_t{1} << 34;
 
 // default_threads: the thread list when --threads is absent (1..usable CPUs).
 options parse_cli(int argc, char** argv, unsigned usable_cpus);

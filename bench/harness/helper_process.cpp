@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 
 #include "harness/report.hpp"
@@ -111,15 +112,15 @@ std::vector<record> run_helper(const benchmark& b, const std::vector<unsigned>& 
     }
     start = end + 1;
   }
-  // Exactly one record per requested thread count, in the requested order.
+  // Per requested thread count, in the requested order, the helper's records
+  // of that count (one per version of the benchmark), or one FAIL record.
   std::vector<record> records;
   for (unsigned p : threads) {
-    auto it = std::find_if(got.begin(), got.end(), [&](const record& r) {
+    const std::size_t before = records.size();
+    std::copy_if(got.begin(), got.end(), std::back_inserter(records), [&](const record& r) {
       return r.threads == p && r.bench == b.name && r.runtime == "omp-llvm";
     });
-    if (it != got.end()) {
-      records.push_back(*it);
-    } else {
+    if (records.size() == before) {
       record r = blank_record(b, runtime_id::omp_llvm, p);
       r.check = "FAIL: no record from the helper: " +
                 (out.failure.empty() ? path + " printed none" : out.failure);

@@ -13,8 +13,9 @@
 
 namespace strata_bench {
 
-// Always one record per thread count: the helper's, or a FAIL record saying
-// why the helper gave none.
+// Per thread count, in order: the helper's records (one per version of the
+// benchmark it has, variants included), or one FAIL record saying why the
+// helper gave none.
 std::vector<record> run_helper(const benchmark& b, const std::vector<unsigned>& threads,
                                unsigned reps);
 

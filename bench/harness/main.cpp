@@ -6,19 +6,31 @@
 // prepare outside the timed region, 1 warm-up run, N timed runs, teardown;
 // then the table on stdout and, with --json, the JSON array. Exit status 0
 // when every check is ok, 1 when one failed, 2 on a bad command line.
+// --placement-report prints where the pages of the strata STREAM
+// placements live instead (stream/placement_report.hpp).
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "harness/affinity.hpp"
 #include "harness/cli.hpp"
 #include "harness/measure.hpp"
 #include "harness/report.hpp"
 #if defined(STRATA_BENCH_OMP_LLVM_HELPER)
 #include "harness/helper_process.hpp"
+#endif
+#if defined(STRATA_BENCH_HAVE_RUNTIME) && !defined(STRATA_BENCH_LLVM_HELPER)
+#include "stream/placement_report.hpp"
 #endif
 
 namespace strata_bench {
@@ -29,11 +41,46 @@ namespace {
 // have gone idle.
 constexpr std::chrono::milliseconds k_settle{100};
 
+// OpenMP threads are pinned the way strata pins its workers by default (one
+// per core, close together) unless the user chose: OMP_PROC_BIND=close and
+// OMP_PLACES=cores are set where absent. libgomp reads them when it is
+// loaded, before main, so a process that links it (the omp runtime) runs
+// itself again with the new environment; LLVM libomp (the helper) reads
+// them at its first parallel region, and the helper inherits them anyway.
+void default_openmp_binding([[maybe_unused]] char** argv, [[maybe_unused]] bool quiet) {
+#if defined(STRATA_BENCH_HAVE_OPENMP) || defined(STRATA_BENCH_OMP_LLVM_HELPER)
+  std::string set;
+  for (const auto& [variable, value] : {std::pair{"OMP_PROC_BIND", "close"}, std::pair{"OMP_PLACES", "cores"}}) {
+    if (std::getenv(variable) == nullptr) {
+      setenv(variable, value, 0);
+      set += std::string(set.empty() ? "" : " ") + variable + "=" + value;
+    }
+  }
+  if (set.empty()) {
+    return;
+  }
+  if (!quiet) {
+    std::cerr << "strata-bench: " << set << " (not set in the environment)" << std::endl;
+  }
+#if defined(STRATA_BENCH_HAVE_OPENMP) && !defined(STRATA_BENCH_LLVM_HELPER)
+  execv("/proc/self/exe", argv);
+  std::cerr << "strata-bench: cannot run again with " << set << " (execv /proc/self/exe: " << std::strerror(errno)
+            << "); libgomp keeps its defaults" << std::endl;
+#endif
+#endif
+}
+
 void print_list(std::ostream& out) {
   out << "benchmarks:\n";
   for (const benchmark& b : suite()) {
-    out << "  " << b.name << std::string(10 - std::min<std::size_t>(9, b.name.size()), ' ') << b.params
-        << "\n            " << b.summary << "\n";
+    out << "  " << b.name << std::string(10 - std::min<std::size_t>(9, b.name.size()), ' ') << params_of(b)
+        << (b.rate_unit.empty() ? "" : " (" + std::string(b.rate_unit) + ")") << "\n            " << b.summary
+        << "\n";
+    for (const variant& v : b.variants) {
+      if (v.prepare != nullptr) {
+        out << "            " << name(v.runtime) << ": " << v.params << "\n";
+      }
+    }
   }
   out << "runtimes:\n";
   for (runtime_id r : k_runtimes) {
@@ -51,6 +98,16 @@ int run(const options& o) {
   if (o.list) {
     print_list(std::cout);
     return 0;
+  }
+  if (o.placement_report) {
+#if defined(STRATA_BENCH_HAVE_RUNTIME) && !defined(STRATA_BENCH_LLVM_HELPER)
+    set_main_thread_affinity_for(runtime_id::strata);
+    const std::vector<unsigned> threads = o.threads_given ? o.threads : std::vector<unsigned>{usable_cpus()};
+    return stream::run_placement_report(threads, o.n, o.json_path);
+#else
+    std::cerr << "strata-bench: --placement-report needs strata: " << support(runtime_id::strata).detail << "\n";
+    return 2;
+#endif
   }
 
   std::vector<const benchmark*> benches;
@@ -115,6 +172,7 @@ int run(const options& o) {
     for (runtime_id r : runtimes) {
       const std::vector<unsigned> threads =
           r == runtime_id::serial ? std::vector<unsigned>{1} : o.threads;
+      set_main_thread_affinity_for(r);  // also what a helper process inherits
 #if defined(STRATA_BENCH_OMP_LLVM_HELPER)
       if (support(r).how == availability::helper) {
         settle();
@@ -124,9 +182,15 @@ int run(const options& o) {
         continue;
       }
 #endif
-      for (unsigned p : threads) {
-        settle();
-        add(measure(*b, r, p, o.reps));
+      std::vector<version> versions = versions_of(*b, r);
+      if (versions.empty()) {
+        versions.push_back({params_of(*b), nullptr});  // measure() says it is missing
+      }
+      for (const version& v : versions) {
+        for (unsigned p : threads) {
+          settle();
+          add(measure(*b, r, v, p, o.reps));
+        }
       }
     }
   }
@@ -166,5 +230,9 @@ int main(int argc, char** argv) {
     std::cerr << "strata-bench: " << e.what() << "\n(strata-bench --help shows the usage)\n";
     return 2;
   }
+  if (!o.help && !o.list && !o.placement_report) {
+    default_openmp_binding(argv, o.emit_records);
+  }
+  remember_main_thread_affinity();
   return run(o);
 }

@@ -16,18 +16,41 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
+std::string params_of(const benchmark& b) {
+  return b.params_as_run != nullptr ? b.params_as_run() : std::string(b.params);
+}
+
+std::vector<version> versions_of(const benchmark& b, runtime_id r) {
+  std::vector<version> out;
+  const std::string params = params_of(b);
+  if (const prepare_fn p = b.prepare[static_cast<std::size_t>(r)]; p != nullptr) {
+    out.push_back({params, p});
+  }
+  for (const variant& v : b.variants) {
+    if (v.runtime == r && v.prepare != nullptr) {
+      out.push_back({params.empty() ? std::string(v.params) : params + " " + std::string(v.params), v.prepare});
+    }
+  }
+  return out;
+}
+
 record blank_record(const benchmark& b, runtime_id r, unsigned threads) {
   record rec;
   rec.bench = b.name;
-  rec.params = b.params;
+  rec.params = params_of(b);
   rec.runtime = name(r);
   rec.threads = threads;
   return rec;
 }
 
 record measure(const benchmark& b, runtime_id r, unsigned threads, unsigned reps) {
+  return measure(b, r, version{params_of(b), b.prepare[static_cast<std::size_t>(r)]}, threads, reps);
+}
+
+record measure(const benchmark& b, runtime_id r, const version& which, unsigned threads, unsigned reps) {
   record rec = blank_record(b, r, threads);
-  const prepare_fn prepare = b.prepare[static_cast<std::size_t>(r)];
+  rec.params = which.params;
+  const prepare_fn prepare = which.prepare;
   if (prepare == nullptr) {
     rec.check = "FAIL: no " + rec.runtime + " version in this binary";
     return rec;
@@ -43,6 +66,7 @@ record measure(const benchmark& b, runtime_id r, unsigned threads, unsigned reps
 
   std::string failure;
   std::vector<double> seconds;
+  std::vector<double> rates;  // work / seconds of the timed runs that report work
   // run_index 0 is the warm-up.
   for (unsigned run_index = 0; run_index <= reps && failure.empty(); ++run_index) {
     try {
@@ -51,6 +75,9 @@ record measure(const benchmark& b, runtime_id r, unsigned threads, unsigned reps
       const auto stop = std::chrono::steady_clock::now();
       if (run_index > 0) {
         seconds.push_back(std::chrono::duration<double>(stop - start).count());
+        if (v.work > 0.0 && seconds.back() > 0.0) {
+          rates.push_back(v.work / seconds.back());
+        }
       }
       if (!v.ok) {
         failure = v.detail;
@@ -78,6 +105,10 @@ record measure(const benchmark& b, runtime_id r, unsigned threads, unsigned reps
     rec.median_s = median_of(seconds);
     rec.min_s = *std::min_element(seconds.begin(), seconds.end());
     rec.max_s = *std::max_element(seconds.begin(), seconds.end());
+  }
+  if (!b.rate_unit.empty() && !rates.empty() && rates.size() == seconds.size()) {
+    rec.rate = median_of(rates);
+    rec.rate_unit = b.rate_unit;
   }
   rec.check = failure.empty() ? "ok" : "FAIL: " + failure;
   return rec;

@@ -17,6 +17,19 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
+std::string json_seconds(const record& r, double v) {
+  return r.timed ? format("%.9g", v) : "null";
+}
+
+// Tabs and line breaks would break the one-line protocol.
+std::string one_field(std::string_view s) {
+  std::string out(s);
+  std::replace_if(out.begin(), out.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+  return out;
+}
+
+}  // namespace
+
 // Its own quoting rather than strata::json_writer: the harness is also built
 // by clang++ into the LLVM-libomp helper, which links no strata library.
 std::string json_string(std::string_view s) {
@@ -41,19 +54,6 @@ std::string json_string(std::string_view s) {
   return out + "\"";
 }
 
-std::string json_seconds(const record& r, double v) {
-  return r.timed ? format("%.9g", v) : "null";
-}
-
-// Tabs and line breaks would break the one-line protocol.
-std::string one_field(std::string_view s) {
-  std::string out(s);
-  std::replace_if(out.begin(), out.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
-  return out;
-}
-
-}  // namespace
-
 void print_table(std::ostream& out, const std::vector<record>& records) {
   std::map<std::string, const record*> serial;  // bench -> its serial record
   for (const record& r : records) {
@@ -61,9 +61,9 @@ void print_table(std::ostream& out, const std::vector<record>& records) {
       serial.emplace(r.bench, &r);
     }
   }
-  using row = std::array<std::string, 9>;
+  using row = std::array<std::string, 10>;
   std::vector<row> rows{{"bench", "params", "runtime", "threads", "median ms", "min ms", "max ms",
-                         "check", "vs serial"}};
+                         "check", "vs serial", "rate"}};
   for (const record& r : records) {
     const auto base = serial.find(r.bench);
     const bool speedup = base != serial.end() && r.timed && r.median_s > 0.0;
@@ -71,16 +71,17 @@ void print_table(std::ostream& out, const std::vector<record>& records) {
                     r.timed ? format("%.3f", r.median_s * 1e3) : "-",
                     r.timed ? format("%.3f", r.min_s * 1e3) : "-",
                     r.timed ? format("%.3f", r.max_s * 1e3) : "-", r.check,
-                    speedup ? format("%.2fx", base->second->median_s / r.median_s) : "-"});
+                    speedup ? format("%.2fx", base->second->median_s / r.median_s) : "-",
+                    r.has_rate() ? format("%.1f ", r.rate) + r.rate_unit : "-"});
   }
-  std::array<std::size_t, 9> width{};
+  std::array<std::size_t, 10> width{};
   for (const row& x : rows) {
     for (std::size_t c = 0; c < x.size(); ++c) {
       width[c] = std::max(width[c], x[c].size());
     }
   }
   // Text columns left-aligned, numbers right-aligned.
-  constexpr std::array<bool, 9> right{false, false, false, true, true, true, true, false, true};
+  constexpr std::array<bool, 10> right{false, false, false, true, true, true, true, false, true, true};
   for (const row& x : rows) {
     std::string line;
     for (std::size_t c = 0; c < x.size(); ++c) {
@@ -101,7 +102,11 @@ void write_json(std::ostream& out, const std::vector<record>& records) {
         << ", \"runtime\": " << json_string(r.runtime) << ", \"threads\": " << r.threads
         << ", \"params\": " << json_string(r.params) << ", \"median_s\": " << json_seconds(r, r.median_s)
         << ", \"min_s\": " << json_seconds(r, r.min_s) << ", \"max_s\": " << json_seconds(r, r.max_s)
-        << ", \"reps\": " << r.reps << ", \"check\": " << json_string(r.check) << "}";
+        << ", \"reps\": " << r.reps << ", \"check\": " << json_string(r.check);
+    if (r.has_rate()) {
+      out << ", \"rate\": " << format("%.9g", r.rate) << ", \"rate_unit\": " << json_string(r.rate_unit);
+    }
+    out << "}";
   }
   out << "\n]\n";
 }
@@ -111,7 +116,8 @@ std::string encode_record(const record& r) {
   for (const std::string& f :
        {one_field(r.bench), one_field(r.params), one_field(r.runtime), std::to_string(r.threads),
         std::string(r.timed ? "1" : "0"), format("%.17g", r.median_s), format("%.17g", r.min_s),
-        format("%.17g", r.max_s), std::to_string(r.reps), one_field(r.check)}) {
+        format("%.17g", r.max_s), std::to_string(r.reps), one_field(r.check), format("%.17g", r.rate),
+        one_field(r.rate_unit)}) {
     line += '\t';
     line += f;
   }
@@ -129,7 +135,7 @@ std::optional<record> decode_record(std::string_view line) {
     }
     start = tab + 1;
   }
-  if (f.size() != 11 || f[0] != k_record_tag) {
+  if (f.size() != 13 || f[0] != k_record_tag) {
     return std::nullopt;
   }
   record r;
@@ -143,6 +149,8 @@ std::optional<record> decode_record(std::string_view line) {
   r.max_s = std::strtod(f[8].c_str(), nullptr);
   r.reps = static_cast<unsigned>(std::strtoul(f[9].c_str(), nullptr, 10));
   r.check = f[10];
+  r.rate = std::strtod(f[11].c_str(), nullptr);
+  r.rate_unit = f[12];
   return r;
 }
 
@@ -150,6 +158,11 @@ std::string progress_line(const record& r) {
   std::string s = "strata-bench: " + r.bench + " " + r.runtime + " threads=" + std::to_string(r.threads);
   if (r.timed) {
     s += " median " + format("%.3f", r.median_s * 1e3) + " ms";
+  }
+  if (r.has_rate()) {
+    s += ' ';
+    s += format("%.1f ", r.rate);
+    s += r.rate_unit;
   }
   return s + " " + r.check;
 }

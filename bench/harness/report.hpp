@@ -13,18 +13,23 @@
 namespace strata_bench {
 
 // One line per record: bench, params, runtime, threads, median ms, min, max,
-// check, speedup vs serial (serial median / this median, same benchmark).
+// check, speedup vs serial (serial median / this median, same benchmark),
+// rate ("41.2 GB/s"; "-" for benchmarks without one).
 void print_table(std::ostream& out, const std::vector<record>& records);
 
 // A JSON array, one object per record:
 // {"bench","runtime","threads","params","median_s","min_s","max_s","reps","check"}
-// (times are null when no timed run completed).
+// (times are null when no timed run completed), plus "rate" and "rate_unit"
+// for records that have a rate.
 void write_json(std::ostream& out, const std::vector<record>& records);
 
 // The helper protocol: "strata-bench-record" and the record's fields,
-// tab-separated, times with 17 significant digits.
+// tab-separated, times and rate with 17 significant digits.
 std::string encode_record(const record& r);
 std::optional<record> decode_record(std::string_view line);
+
+// s as a JSON string literal, quotes included.
+std::string json_string(std::string_view s);
 
 // A short progress line for stderr.
 std::string progress_line(const record& r);

@@ -7,9 +7,11 @@
 
 #include "fib/fib.hpp"
 #include "forkjoin/forkjoin.hpp"
+#include "jacobi/jacobi.hpp"
 #include "nqueens/nqueens.hpp"
 #include "reduce/reduce.hpp"
 #include "skynet/skynet.hpp"
+#include "stream/stream.hpp"
 #include "uts/uts.hpp"
 
 // A version's prepare function where it is compiled in, else nullptr.
@@ -49,7 +51,27 @@ constexpr std::array<prepare_fn, k_runtime_count> versions(prepare_fn serial, pr
   return v;
 }
 
-const std::array<benchmark, 7> k_suite{{
+// stream: every version is a variant, so every record names its placement;
+// strata has one per placement.
+template <stream::placement where>
+repetition prepare_stream_strata(unsigned threads) {
+  return stream::prepare_strata(where, threads);
+}
+const std::array<variant, 7> k_stream_versions{{
+    {runtime_id::serial, "placement=serial-init", stream::prepare_serial},
+    {runtime_id::strata, "placement=serial-init",
+     STRATA_BENCH_STRATA(prepare_stream_strata<stream::placement::serial_init>)},
+    {runtime_id::strata, "placement=interleaved",
+     STRATA_BENCH_STRATA(prepare_stream_strata<stream::placement::interleaved>)},
+    {runtime_id::strata, "placement=first-touch",
+     STRATA_BENCH_STRATA(prepare_stream_strata<stream::placement::first_touch>)},
+    {runtime_id::strata, "placement=per-node",
+     STRATA_BENCH_STRATA(prepare_stream_strata<stream::placement::per_node>)},
+    {runtime_id::tbb, "placement=first-touch", STRATA_BENCH_TBB(stream::prepare_tbb)},
+    {k_openmp_slot, "placement=first-touch", STRATA_BENCH_OMP(stream::prepare_omp)},
+}};
+
+const std::array<benchmark, 9> k_suite{{
     {"fib", "n=30", "fib(30) without cutoff: a task per call, 2.69 M tasks (spawn/join cost)",
      versions(fib::prepare_serial, STRATA_BENCH_STRATA(fib::prepare_strata),
               STRATA_BENCH_TBB(fib::prepare_tbb), STRATA_BENCH_OMP(fib::prepare_omp))},
@@ -81,6 +103,15 @@ const std::array<benchmark, 7> k_suite{{
      "10^4 empty fork-joins of one task per worker (fork-join latency)",
      versions(forkjoin::prepare_serial, STRATA_BENCH_STRATA(forkjoin::prepare_strata),
               STRATA_BENCH_TBB(forkjoin::prepare_tbb), STRATA_BENCH_OMP(forkjoin::prepare_omp))},
+    {"stream", "n=2^25",
+     "STREAM triad a = b + q*c on 3 x 2^25 doubles, 10 passes a run, 24 B/element; strata once per "
+     "page placement",
+     {}, k_stream_versions, "GB/s", stream::params},
+    {"jacobi", "4096^2, 50 sweeps",
+     "2-D 5-point Jacobi, 4096^2 doubles, two grids, 50 sweeps a run, rows split statically",
+     versions(jacobi::prepare_serial, STRATA_BENCH_STRATA(jacobi::prepare_strata),
+              STRATA_BENCH_TBB(jacobi::prepare_tbb), STRATA_BENCH_OMP(jacobi::prepare_omp)),
+     {}, "MLUP/s", jacobi::params},
 }};
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/bench.hpp"
 
@@ -36,13 +38,45 @@ struct runtime_support {
 
 runtime_support support(runtime_id r) noexcept;
 
+// One more version of a benchmark on one runtime, measured and reported as
+// a record of its own whose params are the benchmark's followed by these
+// (stream: a strata record per page placement).
+struct variant {
+  runtime_id runtime;
+  std::string_view params;  // e.g. "placement=first-touch"
+  prepare_fn prepare;       // null where this binary lacks the version
+};
+
 struct benchmark {
   std::string_view name;
   std::string_view params;
   std::string_view summary;
-  // Indexed by runtime_id; null where this binary has no in-process version.
+  // Indexed by runtime_id; null where this binary has no in-process version
+  // (or where the benchmark's versions for that runtime are all variants).
   std::array<prepare_fn, k_runtime_count> prepare;
+  // Optional parts, defaulted for the benchmarks that have none:
+  std::span<const variant> variants{};
+  // The unit of the rate column ("GB/s", "MLUP/s"); empty: no rate. Each
+  // repetition then returns its work in verdict::work (GB for GB/s).
+  std::string_view rate_unit{};
+  // The params as run, for benchmarks whose size the environment may
+  // override (STRATA_BENCH_STREAM_N); null: params.
+  std::string (*params_as_run)() = nullptr;
 };
+
+// One thing measure() runs for a runtime: a prepare function and the params
+// its record carries.
+struct version {
+  std::string params;
+  prepare_fn prepare = nullptr;
+};
+
+// The params of b's records: params_as_run() when set, else params.
+std::string params_of(const benchmark& b);
+// What runs for runtime r, in order: prepare[r] under params_of(b), then
+// every variant of r whose prepare is compiled in; empty when b has nothing
+// for r in this binary.
+std::vector<version> versions_of(const benchmark& b, runtime_id r);
 
 std::span<const benchmark> suite() noexcept;
 

@@ -76,6 +76,25 @@ TEST(Options, EveryFlagBothSpellings) {
   EXPECT_TRUE(o.list);
 }
 
+TEST(Options, PlacementReport) {
+  const options o = parse({"--placement-report", "--n", "4194304", "--threads", "8", "--json=r.json"});
+  EXPECT_TRUE(o.placement_report);
+  EXPECT_EQ(o.n, std::size_t{4194304});
+  EXPECT_TRUE(o.threads_given);
+  EXPECT_EQ(o.threads, (std::vector<unsigned>{8}));
+  EXPECT_EQ(o.json_path, "r.json");
+  EXPECT_EQ(parse({"--placement-report", "--n=17179869184"}).n, std::size_t{1} << 34);  // beyond 32 bits
+
+  EXPECT_FALSE(parse({}).threads_given);
+  EXPECT_THROW(parse({"--n", "1024"}), cli_error);  // report only
+  EXPECT_THROW(parse({"--placement-report", "--n", "0"}), cli_error);
+  EXPECT_THROW(parse({"--placement-report", "--n", "17179869185"}), cli_error);
+  EXPECT_THROW(parse({"--placement-report", "--n", "4k"}), cli_error);
+  EXPECT_THROW(parse({"--placement-report", "--filter", "stream"}), cli_error);
+  EXPECT_THROW(parse({"--placement-report", "--reps", "3"}), cli_error);
+  EXPECT_THROW(parse({"--placement-report=yes"}), cli_error);
+}
+
 TEST(Options, Rejected) {
   EXPECT_THROW(parse({"--reps", "0"}), cli_error);
   EXPECT_THROW(parse({"--reps", "100001"}), cli_error);

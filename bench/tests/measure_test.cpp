@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace strata_bench {
 namespace {
@@ -59,6 +61,64 @@ TEST(Measure, SetupAndRunExceptionsAreFailures) {
   EXPECT_EQ(measure(run, runtime_id::serial, 1, 5).check, "FAIL: exception: boom (warm-up run)");
 
   EXPECT_EQ(measure(run, runtime_id::tbb, 2, 5).check, "FAIL: no tbb version in this binary");
+}
+
+TEST(Measure, RateIsTheMedianOfWorkOverTime) {
+  benchmark b = fake([](unsigned) -> repetition {
+    return [] {
+      verdict v;
+      v.work = 2.0;
+      return v;
+    };
+  });
+  EXPECT_FALSE(measure(b, runtime_id::serial, 1, 3).has_rate());  // no unit: no rate
+
+  b.rate_unit = "GB/s";
+  const record r = measure(b, runtime_id::serial, 1, 3);
+  ASSERT_TRUE(r.has_rate());
+  EXPECT_EQ(r.rate_unit, "GB/s");
+  EXPECT_GE(r.rate, 2.0 / r.max_s * 0.999);
+  EXPECT_LE(r.rate, 2.0 / r.min_s * 1.001);
+
+  const benchmark failing = fake([](unsigned) -> repetition {
+    return []() -> verdict { throw std::runtime_error("boom"); };
+  });
+  benchmark failing_rated = failing;
+  failing_rated.rate_unit = "GB/s";
+  EXPECT_FALSE(measure(failing_rated, runtime_id::serial, 1, 3).has_rate());  // no timed run
+}
+
+repetition ok_run(unsigned) {
+  return [] { return verdict{}; };
+}
+
+TEST(Versions, DefaultThenVariantsOfThatRuntime) {
+  static const variant k_variants[] = {
+      {runtime_id::strata, "placement=a", ok_run},
+      {runtime_id::serial, "placement=s", ok_run},
+      {runtime_id::strata, "placement=missing", nullptr},
+      {runtime_id::strata, "placement=b", ok_run},
+  };
+  benchmark b = fake(ok_run);
+  b.variants = k_variants;
+  b.params_as_run = [] { return std::string("n=7"); };
+
+  const std::vector<version> serial = versions_of(b, runtime_id::serial);
+  ASSERT_EQ(serial.size(), 2U);
+  EXPECT_EQ(serial[0].params, "n=7");
+  EXPECT_EQ(serial[1].params, "n=7 placement=s");
+
+  const std::vector<version> strata = versions_of(b, runtime_id::strata);
+  ASSERT_EQ(strata.size(), 2U);  // no default, the null variant left out
+  EXPECT_EQ(strata[0].params, "n=7 placement=a");
+  EXPECT_EQ(strata[1].params, "n=7 placement=b");
+  EXPECT_TRUE(versions_of(b, runtime_id::tbb).empty());
+
+  const record r = measure(b, runtime_id::strata, strata[1], 2, 1);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.params, "n=7 placement=b");
+  EXPECT_EQ(r.runtime, "strata");
+  EXPECT_EQ(blank_record(b, runtime_id::serial, 1).params, "n=7");
 }
 
 }  // namespace

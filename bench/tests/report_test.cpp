@@ -39,7 +39,15 @@ TEST(Record, HelperLineRoundTrips) {
   EXPECT_EQ(back->max_s, r.max_s);
   EXPECT_EQ(back->reps, r.reps);
   EXPECT_EQ(back->check, "FAIL: a tab and a newline");
+  EXPECT_FALSE(back->has_rate());
   EXPECT_FALSE(decode_record("some other output").has_value());
+
+  r.rate = 41.123456789012345;
+  r.rate_unit = "GB/s";
+  const std::optional<record> rated = decode_record(encode_record(r));
+  ASSERT_TRUE(rated.has_value());
+  EXPECT_EQ(rated->rate, r.rate);
+  EXPECT_EQ(rated->rate_unit, "GB/s");
 }
 
 TEST(Json, OneObjectPerRecordEscapedAndNullWhenUntimed) {
@@ -60,6 +68,15 @@ TEST(Json, OneObjectPerRecordEscapedAndNullWhenUntimed) {
       << json;
   EXPECT_EQ(json.front(), '[');
   EXPECT_EQ(json.substr(json.size() - 2), "]\n");
+  EXPECT_EQ(json.find("\"rate\""), std::string::npos);  // optional: only records with a rate
+
+  record rated = sample();
+  rated.rate = 41.5;
+  rated.rate_unit = "GB/s";
+  std::ostringstream with_rate;
+  write_json(with_rate, {rated});
+  EXPECT_NE(with_rate.str().find(R"("check": "ok", "rate": 41.5, "rate_unit": "GB/s"})"), std::string::npos)
+      << with_rate.str();
 }
 
 TEST(Table, SpeedupAgainstSerialOfTheSameBench) {
@@ -75,6 +92,16 @@ TEST(Table, SpeedupAgainstSerialOfTheSameBench) {
   EXPECT_NE(table.find("vs serial"), std::string::npos);
   EXPECT_NE(table.find("1.00x"), std::string::npos) << table;
   EXPECT_NE(table.find("2.00x"), std::string::npos) << table;
+  EXPECT_NE(table.find("rate"), std::string::npos) << table;
+}
+
+TEST(Table, RateWithItsUnit) {
+  record r = sample();
+  r.rate = 41.3;
+  r.rate_unit = "GB/s";
+  std::ostringstream out;
+  print_table(out, {r, sample()});
+  EXPECT_NE(out.str().find("41.3 GB/s"), std::string::npos) << out.str();
 }
 
 }  // namespace
