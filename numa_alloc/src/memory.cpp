@@ -1,6 +1,7 @@
 // numa_alloc's public functions: placement checks, allocation entry points,
 // node_of through move_pages, statistics.
 #include <numaif.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -109,6 +110,15 @@ int node_of(const void* p) noexcept {
   nodes_of(&p, 1, &n);
   return n;
 }
+
+void prefer_small_pages(void* p, std::size_t bytes) noexcept {
+  const std::uintptr_t page = numa_detail::k_page;
+  const auto lo = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
+  const auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(page - 1);
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_NOHUGEPAGE);
+}
+
+std::size_t huge_page_bytes() noexcept { return numa_detail::k_chunk_bytes; }
 
 bool numa_binding_available() { return numa_detail::system().binding; }
 

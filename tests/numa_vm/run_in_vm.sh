@@ -345,9 +345,11 @@ for a in 0 1 2 3; do
 done
 # -nic none: the test needs no network, so skip the default NIC (and its
 # iPXE option ROM, which --no-install-recommends does not install).
+# numa_balancing=disable: the kernel must not migrate pages while a test
+# checks where they are.
 qemu+=(-nographic -no-reboot -nic none
     -kernel "$kernel" -initrd "$initrd"
-    -append "console=ttyS0 panic=-1 quiet")
+    -append "console=ttyS0 panic=-1 quiet numa_balancing=disable")
 
 log=$work/console.log
 status_file=$work/status

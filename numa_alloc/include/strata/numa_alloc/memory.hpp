@@ -92,6 +92,14 @@ int node_of(const void* p) noexcept;
 // node_of for many pointers at once (one system call): out[i] = node_of(ptrs[i]).
 void nodes_of(const void* const* ptrs, std::size_t n, int* out) noexcept;
 
+// Advises the kernel to back [p, p + bytes) with base pages, not transparent
+// huge pages (madvise MADV_NOHUGEPAGE on the whole pages inside). first_touch
+// uses it where two workers' chunks meet: a 2 MiB page there would land on
+// whichever worker wrote it first. Only advice; untouched memory only.
+void prefer_small_pages(void* p, std::size_t bytes) noexcept;
+// The transparent huge page size (2 MiB on x86-64).
+std::size_t huge_page_bytes() noexcept;
+
 // True when memory can be bound to nodes here (libnuma reports NUMA support
 // and the kernel accepted mbind); false means every placement is plain memory.
 bool numa_binding_available();

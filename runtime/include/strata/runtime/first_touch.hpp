@@ -8,17 +8,23 @@
 // Linux places an anonymous page on the node of the thread that first writes
 // it. partition::numa_static gives worker w of P the chunk
 // [n*w/P, n*(w+1)/P) every time, so a buffer initialised here is local to
-// every later numa_static loop over the same range and runtime. Pages that
-// straddle two chunks go to whichever worker writes them first. The memory
+// every later numa_static loop over the same range and runtime. The huge
+// page around each point where two chunks meet is split into base pages
+// first (prefer_small_pages), so the pages there also land with their
+// owner; only the one base page holding both chunks' ends goes to
+// whichever worker writes it first. The memory
 // must be untouched (fresh pages from the kernel: a large operator new,
 // mmap, or numa_allocate with memory_placement::unbound()); pages already
 // written stay where they are.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <span>
 
+#include <strata/numa_alloc/memory.hpp>
 #include <strata/runtime/parallel.hpp>
 #include <strata/runtime/runtime.hpp>
 
@@ -28,6 +34,16 @@ namespace strata {
 template <class T>
 void first_touch(runtime& rt, T* data, std::size_t n, const T& value = T{}) {
   if (n == 0) return;
+  const unsigned p = rt.num_workers();
+  const auto huge = static_cast<std::uintptr_t>(huge_page_bytes());
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const auto end = reinterpret_cast<std::uintptr_t>(data + n);
+  for (unsigned w = 1; w < p; ++w) {
+    const auto cut = reinterpret_cast<std::uintptr_t>(data + n * w / p);
+    const std::uintptr_t lo = std::max(cut & ~(huge - 1), begin);
+    const std::uintptr_t hi = std::min((cut + huge - 1) & ~(huge - 1), end);
+    if (hi > lo) prefer_small_pages(reinterpret_cast<void*>(lo), hi - lo);
+  }
   parallel_for(
       rt, 0, n, n,
       [data, &value](std::size_t lo, std::size_t hi) {
