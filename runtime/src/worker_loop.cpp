@@ -211,10 +211,32 @@ void cancel_park(worker& w) noexcept {
 
 // No work found: spin, then park. Returns a task, or nullptr to re-loop
 // (woken, or stopping).
+// Before the spin cap: a few microseconds on the worker's own sources only
+// (inbox, deque, ready actors), touching no other worker's lines. An actor
+// conversation across workers (ping-pong) gets its reply within that time;
+// without it the worker that just sent parked at once whenever the other
+// one was spinning, and every message paid a futex wake (about 10 us here).
+constexpr int k_local_spin_rounds = 256;
+
+task* local_spin(worker& w) noexcept {
+  for (int round = 0; round < k_local_spin_rounds; ++round) {
+    if (task* t = pop_inbox(w)) return t;
+    if (task* t; w.deque.pop(t)) return t;
+    if (task* t = pop_ready(w)) return t;
+    cpu_relax();
+    cpu_relax();
+  }
+  return nullptr;
+}
+
 task* idle_phase(worker& w) {
   runtime_core& rt = *w.rt;
   const std::uint64_t start = now_ns();
-  task* found = nullptr;
+  task* found = local_spin(w);
+  if (found != nullptr) {
+    w.counters.idle_ns.add(now_ns() - start);
+    return found;
+  }
   // Spin cap, per package: at most about half its busy workers spin, and
   // one spins as long as anybody anywhere is busy (relaxed loads: a heuristic).
   const std::uint64_t s = w.idle->word.load(std::memory_order_relaxed);
