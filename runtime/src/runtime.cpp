@@ -17,6 +17,7 @@
 
 #include "actor_table.hpp"
 #include "injector.hpp"
+#include "resource_dispatch.hpp"
 #include "worker_loop.hpp"
 
 namespace strata {
@@ -120,6 +121,8 @@ runtime::runtime(const config& c) {
     throw usage_error("strata::config::actor_budget is 0; accepted: at least 1 message per actor turn");
   }
   rt.actor_budget = c.actor_budget;
+  rt.access = std::make_unique<detail::access_dispatcher>(c.reader_front_runs,
+                                                          static_cast<unsigned>(rt.plan.num_workers()));
   rt.start_ns = now_ns();
   const unsigned n = static_cast<unsigned>(rt.plan.num_workers());
   for (std::size_t i = 0; i < rt.plan.machine().num_numa_nodes(); ++i) {
@@ -220,7 +223,11 @@ void runtime::wait_idle() {
     throw usage_error("strata::runtime::wait_idle called from inside a task: it would wait for itself");
   }
   auto idle = [&rt] {
-    // Finished first, then created (see task_group.hpp for why this order).
+    // Lock-mode tasks first (a finishing one dispatches the tasks it
+    // unblocked before it stops counting), then finished, then created
+    // (see task_group.hpp for why this order).
+    // acquire: pairs with the release decrement when a lock-mode task finished.
+    if (rt.lock_tasks_pending.load(std::memory_order_acquire) != 0) return false;
     std::uint64_t finished = 0, created = 0;
     for (auto& w : rt.workers) finished += w->counters.executed.get();
     std::atomic_thread_fence(std::memory_order_acquire);  // acquire: pairs with the counters' release increments
@@ -228,6 +235,7 @@ void runtime::wait_idle() {
     created += rt.external_created.load(std::memory_order_acquire);  // acquire: pairs with the release increment in submit
     return finished == created;
   };
+
   unsigned spins = 0;
   while (!idle()) {
     if (++spins < 64) {

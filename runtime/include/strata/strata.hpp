@@ -4,9 +4,11 @@
 #include <strata/config.hpp>
 #include <strata/numa_alloc/memory.hpp>
 #include <strata/numa_alloc/numa_allocator.hpp>
+#include <strata/runtime/dataflow.hpp>
 #include <strata/runtime/error.hpp>
 #include <strata/runtime/first_touch.hpp>
 #include <strata/runtime/future.hpp>
+#include <strata/runtime/resource.hpp>
 #include <strata/runtime/parallel.hpp>
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/stats.hpp>

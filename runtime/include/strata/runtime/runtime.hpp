@@ -21,6 +21,7 @@
 // exception in a detached task is counted and reported once on stderr.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -32,6 +33,7 @@
 #include <strata/runtime/ext/task.hpp>
 #include <strata/runtime/actor.hpp>
 #include <strata/runtime/future.hpp>
+#include <strata/runtime/resource.hpp>
 #include <strata/runtime/stats.hpp>
 #include <strata/topology/config.hpp>
 #include <strata/topology/ids.hpp>
@@ -94,6 +96,17 @@ class runtime {
   }
   // Decides what happens to an actor whose receive() threw (default: stop).
   void set_supervisor(supervisor s);
+
+  // Lock mode (resource.hpp): fn runs once it holds every listed lock.
+  resource make_resource();
+  template <class F>
+  auto submit_with_access(std::initializer_list<access> list, F&& f, priority p = {})
+      -> future<std::invoke_result_t<std::decay_t<F>&>> {
+    return submit_with_access(std::vector<access>(list), std::forward<F>(f), p);
+  }
+  template <class F>
+  auto submit_with_access(const std::vector<access>& list, F&& f, priority p = {})
+      -> future<std::invoke_result_t<std::decay_t<F>&>>;
 
   runtime_stats stats() const;
   detail::runtime_core& core() noexcept { return *m_core; }
@@ -200,6 +213,19 @@ actor_ref<T> runtime::spawn_actor(affinity aff, worker_id w, Args&&... args) {
 template <class T, class... Args>
 actor_ref<T> runtime::spawn_actor(affinity aff, numa_node n, Args&&... args) {
   return spawn_actor_on<T>(aff, static_cast<int>(worker_of_node(n)), std::forward<Args>(args)...);
+}
+
+template <class F>
+auto runtime::submit_with_access(const std::vector<access>& list, F&& f, priority p)
+    -> future<std::invoke_result_t<std::decay_t<F>&>> {
+  using R = std::invoke_result_t<std::decay_t<F>&>;
+  auto st = std::make_shared<detail::future_state<R>>(m_core.get());
+  auto req = std::make_unique<detail::access_request>();
+  req->prio = p.value;
+  detail::access_request* raw = req.get();
+  req->frame = make_task(detail::access_task<R, std::decay_t<F>>{st, raw, std::forward<F>(f)});
+  detail::submit_access(*m_core, std::move(req), list.data(), list.size());
+  return future<R>(std::move(st));
 }
 
 template <class F>

@@ -41,6 +41,8 @@ struct config {
   unsigned actor_budget = 64;
   // Actors: how often the load monitor samples the workers (0: no monitor).
   unsigned monitor_period_ms = 5;
+  // Lock-mode tasks: how many new readers may overtake a waiting writer.
+  unsigned reader_front_runs = 8;
 
   // Reads STRATA_NUM_WORKERS, STRATA_PLACES, STRATA_PROC_BIND, STRATA_TOPOLOGY,
   // STRATA_DISPLAY_AFFINITY, STRATA_OVERSUBSCRIBE, STRATA_DETERMINISTIC_SEED.

@@ -36,6 +36,7 @@ class task_group;
 namespace strata::detail {
 
 class injector;  // per-NUMA-node MPMC queue (src/injector.hpp)
+struct access_dispatcher;  // lock-mode resources (src/resource_dispatch.hpp)
 
 inline constexpr std::uint64_t k_spinner = 1;
 inline constexpr std::uint64_t k_sleeper = std::uint64_t{1} << 32;
@@ -88,6 +89,11 @@ struct runtime_core {
   std::mutex monitor_mutex;             // guards monitor_stop
   std::condition_variable monitor_cv;   // shutdown wakes the monitor
   bool monitor_stop = false;
+  // Lock-mode resources and their blocked tasks (resource.cpp); tasks
+  // submitted with access and not yet finished (wait_idle waits for them;
+  // RMW by submitters and finishing tasks).
+  std::unique_ptr<access_dispatcher> access;
+  std::atomic<std::uint64_t> lock_tasks_pending{0};
   std::uint64_t start_ns = 0;
 };
 

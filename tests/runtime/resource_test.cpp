@@ -1,0 +1,242 @@
+// Resource-access scheduling: lock mode (exclusion, all-or-none, priority,
+// bounded reader front-running, bank transfers) and dataflow mode (equal
+// to serial execution on random graphs), deterministic mode, bad use.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <strata/strata.hpp>
+
+#include "resource_exclusion.hpp"
+#include "runtime_config.hpp"
+#include "scale.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(LockMode, ShadowCountersNeverSeeAConflict) { strata::test::exclusion_run(strata::test::scaled(100000), 2); }
+
+TEST(LockMode, BankTransfersKeepTheTotal) {
+  strata::runtime rt(strata::test::workers(2));
+  constexpr int k_accounts = 256;
+  std::vector<strata::resource> res;
+  std::vector<long> balance(k_accounts, 1000);
+  for (int i = 0; i < k_accounts; ++i) res.push_back(rt.make_resource());
+  std::mt19937 rng(99);
+  const std::size_t n = strata::test::scaled(100000);
+  for (std::size_t t = 0; t < n; ++t) {
+    const auto a = static_cast<std::size_t>(rng() % k_accounts);
+    auto b = static_cast<std::size_t>(rng() % k_accounts);
+    if (b == a) b = (b + 1) % k_accounts;
+    const long amount = static_cast<long>(rng() % 50);
+    rt.submit_with_access({strata::write(res[a]), strata::write(res[b])}, [&balance, a, b, amount] {
+      balance[a] -= amount;
+      balance[b] += amount;
+    });
+  }
+  rt.wait_idle();
+  long total = 0;
+  for (long x : balance) total += x;
+  EXPECT_EQ(total, 1000L * k_accounts);
+}
+
+TEST(LockMode, BlockedTasksStartInPriorityOrder) {
+  strata::runtime rt(strata::test::workers(2));
+  auto r = rt.make_resource();
+  std::atomic<bool> release{false}, holding{false};
+  auto holder = rt.submit_with_access({strata::write(r)}, [&] {
+    holding.store(true);
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (!holding.load()) std::this_thread::yield();
+  std::vector<int> prios(20);
+  for (int i = 0; i < 20; ++i) prios[static_cast<std::size_t>(i)] = (i * 7) % 20;  // distinct, shuffled
+  std::mutex m;
+  std::vector<int> order;
+  for (int p : prios) {
+    rt.submit_with_access({strata::write(r)}, [&, p] {
+      std::lock_guard lock(m);
+      order.push_back(p);
+    }, strata::priority{p});
+  }
+  release.store(true);
+  holder.get();
+  rt.wait_idle();
+  ASSERT_EQ(order.size(), 20u);
+  EXPECT_TRUE(std::is_sorted(order.rbegin(), order.rend())) << "blocked writers did not start by priority";
+}
+
+TEST(LockMode, ReadersOvertakeAWaitingWriterAtMostTheLimit) {
+  strata::config c = strata::test::workers(2);
+  c.reader_front_runs = 4;
+  strata::runtime rt(c);
+  auto r = rt.make_resource();
+  std::atomic<bool> release{false}, holding{false}, writer_done{false};
+  std::atomic<int> overtakes{0};
+  auto first = rt.submit_with_access({strata::read(r)}, [&] {
+    holding.store(true);
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (!holding.load()) std::this_thread::yield();
+  auto writer = rt.submit_with_access({strata::write(r)}, [&] { writer_done.store(true); });
+  std::vector<strata::future<void>> readers;
+  for (int i = 0; i < 20; ++i) {
+    readers.push_back(rt.submit_with_access({strata::read(r)}, [&] {
+      if (!writer_done.load()) overtakes.fetch_add(1);
+    }));
+  }
+  std::this_thread::sleep_for(20ms);
+  release.store(true);
+  first.get();
+  writer.get();
+  for (auto& f : readers) f.get();
+  EXPECT_TRUE(writer_done.load());
+  // Exactly the limit: 4 of the 20 later readers ran before the writer, the
+  // other 16 after it.
+  EXPECT_EQ(overtakes.load(), 4) << "readers front-ran the waiting writer " << overtakes.load() << " times (limit 4)";
+}
+
+TEST(LockMode, DeterministicModeGivesTheSameOrderEveryRun) {
+  auto run = [] {
+    strata::config c = strata::test::workers(1);
+    c.deterministic_seed = 7;
+    strata::runtime rt(c);
+    std::vector<int> trace;
+    rt.submit([&] {
+        auto& self = *strata::this_runtime();
+        std::vector<strata::resource> res;
+        for (int i = 0; i < 4; ++i) res.push_back(self.make_resource());
+        for (int t = 0; t < 200; ++t) {
+          self.submit_with_access({strata::write(res[static_cast<std::size_t>(t % 4)]), strata::read(res[static_cast<std::size_t>((t + 1) % 4)])},
+                                  [&trace, t] { trace.push_back(t); }, strata::priority{t % 3});
+        }
+      }).get();
+    rt.wait_idle();
+    return trace;
+  };
+  const auto first = run();
+  EXPECT_EQ(first.size(), 200u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run(), first);
+}
+
+TEST(LockMode, BadUseIsAClearError) {
+  strata::runtime rt(strata::test::workers(1));
+  strata::runtime other(strata::test::workers(1));
+  auto a = rt.make_resource();
+  auto foreign = other.make_resource();
+  auto expect_usage = [](auto&& f, const std::string& text) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const strata::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  expect_usage([&] { rt.submit_with_access({}, [] {}); }, "empty access list");
+  expect_usage([&] { rt.submit_with_access({strata::read(foreign)}, [] {}); }, "belongs to another runtime");
+  expect_usage([&] { rt.submit_with_access({strata::read(a), strata::write(a)}, [] {}); }, "appears twice");
+  expect_usage([&] { rt.submit_with_access({strata::read(strata::resource{})}, [] {}); }, "empty resource");
+  strata::dataflow_graph g{rt};
+  expect_usage([&] { g.task({strata::in(foreign)}, [] {}); }, "belongs to another runtime");
+  expect_usage([&] { g.task({strata::in(a), strata::out(a)}, [] {}); }, "appears twice");
+  rt.wait_idle();
+  EXPECT_EQ(rt.submit_with_access({strata::write(a)}, [] { return 5; }).get(), 5) << "still works";
+}
+
+// Dataflow: random graphs over a few integer cells; each task reads its
+// `in` cells and updates its `out`/`inout` cells with a non-commutative
+// function of them (mutexinoutset members add, which commutes). The result
+// must equal running the tasks one by one in submission order.
+struct op {
+  std::vector<std::pair<int, strata::dep_mode>> deps;
+  long k;
+};
+
+void apply(const op& o, std::vector<long>& cell) {
+  long in_sum = 0;
+  for (auto [c, m] : o.deps) {
+    if (m == strata::dep_mode::in) in_sum += cell[static_cast<std::size_t>(c)];
+  }
+  for (auto [c, m] : o.deps) {
+    auto& x = cell[static_cast<std::size_t>(c)];
+    switch (m) {
+      case strata::dep_mode::in: break;
+      case strata::dep_mode::out: x = in_sum * 3 + o.k; break;
+      case strata::dep_mode::inout: x = x * 2 - in_sum + o.k; break;
+      case strata::dep_mode::mutexinoutset: x += o.k; break;
+    }
+  }
+}
+
+TEST(Dataflow, RandomGraphsEqualSerialExecution) {
+  strata::runtime rt(strata::test::workers(2));
+  constexpr int k_cells = 6;
+  std::vector<strata::resource> res;
+  for (int i = 0; i < k_cells; ++i) res.push_back(rt.make_resource());
+  std::mt19937 rng(2024);
+  const int graphs = static_cast<int>(strata::test::scaled(1000));
+  strata::dataflow_graph g{rt};
+  for (int gi = 0; gi < graphs; ++gi) {
+    std::vector<op> ops(40);
+    for (auto& o : ops) {
+      const int nd = 1 + static_cast<int>(rng() % 3);
+      std::vector<int> used;
+      while (static_cast<int>(used.size()) < nd) {
+        const int c = static_cast<int>(rng() % k_cells);
+        if (std::find(used.begin(), used.end(), c) == used.end()) used.push_back(c);
+      }
+      for (int c : used) o.deps.emplace_back(c, static_cast<strata::dep_mode>(rng() % 4));
+      o.k = static_cast<long>(rng() % 10);
+    }
+    std::vector<long> serial(k_cells, 1), parallel(k_cells, 1);
+    for (const auto& o : ops) apply(o, serial);
+    for (const auto& o : ops) {
+      std::vector<strata::dependence> deps;
+      for (auto [c, m] : o.deps) deps.push_back({res[static_cast<std::size_t>(c)], m});
+      g.task(deps, [&parallel, &o] { apply(o, parallel); });
+    }
+    g.wait();
+    ASSERT_EQ(parallel, serial) << "graph " << gi;
+  }
+}
+
+TEST(Dataflow, WaitRethrowsAndTheGraphGoesOn) {
+  strata::runtime rt(strata::test::workers(2));
+  auto a = rt.make_resource();
+  strata::dataflow_graph g{rt};
+  int x = 0;
+  g.task({strata::out(a)}, [&] { x = 1; });
+  g.task({strata::inout(a)}, [] { throw std::runtime_error("cell failed"); });
+  g.task({strata::inout(a)}, [&] { x += 10; });
+  EXPECT_THROW(g.wait(), std::runtime_error);
+  EXPECT_EQ(x, 11) << "later tasks still ran, in order";
+  g.task({strata::inout(a)}, [&] { x *= 2; });
+  g.wait();
+  EXPECT_EQ(x, 22);
+}
+
+TEST(Dataflow, WaitFromInsideATaskHelps) {
+  strata::runtime rt(strata::test::workers(1));
+  const long r = rt.submit([] {
+                    strata::dataflow_graph g{*strata::this_runtime()};
+                    auto a = strata::this_runtime()->make_resource();
+                    long v = 0;
+                    for (int i = 0; i < 100; ++i) g.task({strata::inout(a)}, [&v, i] { v = v * 3 % 1000003 + i; });
+                    g.wait();
+                    return v;
+                  }).get();
+  long v = 0;
+  for (int i = 0; i < 100; ++i) v = v * 3 % 1000003 + i;
+  EXPECT_EQ(r, v);
+}
+
+}  // namespace
