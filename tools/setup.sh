@@ -11,9 +11,11 @@ purpose=${2:-run}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Build and library dependencies, benchmark peers (oneTBB; OpenMP: libgomp
-# from g++, LLVM libomp through clang), and likwid for the optional Marker API.
+# from g++, LLVM libomp through clang; the C++ Actor Framework for the actor
+# benchmarks), and likwid for the optional Marker API.
 packages=(g++ cmake ninja-build pkg-config libhwloc-dev hwloc libnuma-dev numactl
-          libopenmpi-dev openmpi-bin libboost-dev libgtest-dev libtbb-dev likwid clang libomp-dev)
+          libopenmpi-dev openmpi-bin libboost-dev libgtest-dev libtbb-dev likwid clang libomp-dev
+          libcaf-dev)
 # The NUMA VM test boots a Debian cloud kernel under QEMU.
 if [[ $purpose == test ]]; then
   packages+=(qemu-system-x86 busybox-static cpio)

@@ -217,6 +217,7 @@ std::string usage() {
          "  --threads LIST   thread counts, e.g. 1,2,4 or 1-16; default 1..usable CPUs.\n"
          "                   serial always runs once, with 1 thread\n"
          "  --runtimes LIST  any of " + accepted_runtimes() + "; default: every one built in\n"
+         "                   (caf: actor benchmarks only; tbb, omp, omp-llvm: no actor ones)\n"
          "  --reps N         timed runs per (benchmark, runtime, threads) after 1 warm-up; default 5\n"
          "  --json FILE      also write the records as a JSON array to FILE\n"
          "  --list           list the benchmarks and the runtimes built in, then exit\n"
@@ -228,8 +229,8 @@ std::string usage() {
          "                   or 2^25)\n"
          "\n"
          "The table on stdout reports median, min and max wall time over the timed runs, the\n"
-         "check (ok: every run's answer was verified), the speedup over serial and, for stream\n"
-         "and jacobi, the median rate (GB/s, MLUP/s). Exit status:\n"
+         "check (ok: every run's answer was verified), the speedup over serial and, for stream,\n"
+         "jacobi and the actor benchmarks, the median rate (GB/s, MLUP/s, Mmsg/s). Exit status:\n"
          "0 all checks ok, 1 a check failed, 2 bad command line. OpenMP runs with\n"
          "OMP_PROC_BIND=close OMP_PLACES=cores unless the environment sets them.\n";
 }

@@ -1,8 +1,10 @@
 // strata-bench: one harness for strata and its peers (serial, oneTBB, GNU
-// libgomp, LLVM libomp through a helper process). See bench/README.md.
+// libgomp, LLVM libomp through a helper process, the C++ Actor Framework).
+// See bench/README.md.
 //
 // For each selected benchmark, each runtime in the order serial, strata,
-// tbb, omp, omp-llvm, and each thread count (serial: once, 1 thread):
+// tbb, omp, omp-llvm, caf that has a version of it, and each thread count
+// (serial: once, 1 thread):
 // prepare outside the timed region, 1 warm-up run, N timed runs, teardown;
 // then the table on stdout and, with --json, the JSON array. Exit status 0
 // when every check is ok, 1 when one failed, 2 on a bad command line.
@@ -76,6 +78,11 @@ void print_list(std::ostream& out) {
     out << "  " << b.name << std::string(10 - std::min<std::size_t>(9, b.name.size()), ' ') << params_of(b)
         << (b.rate_unit.empty() ? "" : " (" + std::string(b.rate_unit) + ")") << "\n            " << b.summary
         << "\n";
+    std::string on;
+    for (runtime_id r : k_runtimes) {
+      on += b.runtimes.has(r) ? (on.empty() ? "" : ", ") + std::string(name(r)) : "";
+    }
+    out << "            runtimes: " << on << "\n";
     for (const variant& v : b.variants) {
       if (v.prepare != nullptr) {
         out << "            " << name(v.runtime) << ": " << v.params << "\n";
@@ -170,6 +177,13 @@ int run(const options& o) {
   };
   for (const benchmark* b : benches) {
     for (runtime_id r : runtimes) {
+      if (!b->runtimes.has(r)) {
+        // tbb and OpenMP have no actors, caf has no tasks: not a failure.
+        if (o.runtimes_given && !o.emit_records) {
+          std::cerr << "strata-bench: " << b->name << " has no " << name(r) << " version\n";
+        }
+        continue;
+      }
       const std::vector<unsigned> threads =
           r == runtime_id::serial ? std::vector<unsigned>{1} : o.threads;
       set_main_thread_affinity_for(r);  // also what a helper process inherits
@@ -188,6 +202,13 @@ int run(const options& o) {
       }
       for (const version& v : versions) {
         for (unsigned p : threads) {
+          if (p < v.min_threads) {
+            if (!o.emit_records) {
+              std::cerr << "strata-bench: skipping " << b->name << " " << name(r) << " " << v.params << " at " << p
+                        << (p == 1 ? " thread" : " threads") << ": it needs " << v.min_threads << " or more\n";
+            }
+            continue;
+          }
           settle();
           add(measure(*b, r, v, p, o.reps));
         }

@@ -28,7 +28,8 @@ std::vector<version> versions_of(const benchmark& b, runtime_id r) {
   }
   for (const variant& v : b.variants) {
     if (v.runtime == r && v.prepare != nullptr) {
-      out.push_back({params.empty() ? std::string(v.params) : params + " " + std::string(v.params), v.prepare});
+      out.push_back({params.empty() ? std::string(v.params) : params + " " + std::string(v.params), v.prepare,
+                     v.min_threads});
     }
   }
   return out;

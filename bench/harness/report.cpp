@@ -17,6 +17,11 @@ std::string format(const char* fmt, double v) {
   return buf;
 }
 
+// A rate for people: one decimal from 10 up, two below (0.11 Mmsg/s).
+std::string rate_text(const record& r) {
+  return format(r.rate >= 10.0 ? "%.1f " : "%.2f ", r.rate) + r.rate_unit;
+}
+
 std::string json_seconds(const record& r, double v) {
   return r.timed ? format("%.9g", v) : "null";
 }
@@ -72,7 +77,7 @@ void print_table(std::ostream& out, const std::vector<record>& records) {
                     r.timed ? format("%.3f", r.min_s * 1e3) : "-",
                     r.timed ? format("%.3f", r.max_s * 1e3) : "-", r.check,
                     speedup ? format("%.2fx", base->second->median_s / r.median_s) : "-",
-                    r.has_rate() ? format("%.1f ", r.rate) + r.rate_unit : "-"});
+                    r.has_rate() ? rate_text(r) : "-"});
   }
   std::array<std::size_t, 10> width{};
   for (const row& x : rows) {
@@ -161,8 +166,7 @@ std::string progress_line(const record& r) {
   }
   if (r.has_rate()) {
     s += ' ';
-    s += format("%.1f ", r.rate);
-    s += r.rate_unit;
+    s += rate_text(r);
   }
   return s + " " + r.check;
 }

@@ -14,7 +14,8 @@ namespace strata_bench {
 
 // One line per record: bench, params, runtime, threads, median ms, min, max,
 // check, speedup vs serial (serial median / this median, same benchmark),
-// rate ("41.2 GB/s"; "-" for benchmarks without one).
+// rate ("41.2 GB/s", "0.11 Mmsg/s": two decimals below 10; "-" for
+// benchmarks without one).
 void print_table(std::ostream& out, const std::vector<record>& records);
 
 // A JSON array, one object per record:

@@ -1,7 +1,8 @@
 // The runtimes strata-bench knows and how this binary can run each: which
 // ones were compiled in depends on what the build found,
-// STRATA_BENCH_HAVE_TBB, STRATA_BENCH_HAVE_OPENMP, STRATA_BENCH_HAVE_RUNTIME
-// and STRATA_BENCH_OMP_LLVM_HELPER (see bench/CMakeLists.txt); the
+// STRATA_BENCH_HAVE_TBB, STRATA_BENCH_HAVE_OPENMP, STRATA_BENCH_HAVE_RUNTIME,
+// STRATA_BENCH_HAVE_CAF and STRATA_BENCH_OMP_LLVM_HELPER (see
+// bench/CMakeLists.txt); the
 // omp-llvm helper itself is built with STRATA_BENCH_LLVM_HELPER.
 #include "harness/suite.hpp"
 
@@ -14,6 +15,7 @@ std::string_view name(runtime_id r) noexcept {
     case runtime_id::tbb: return "tbb";
     case runtime_id::omp: return "omp";
     case runtime_id::omp_llvm: return "omp-llvm";
+    case runtime_id::caf: return "caf";
   }
   return "?";
 }
@@ -64,6 +66,13 @@ runtime_support support(runtime_id r) noexcept {
       return {availability::absent,
               "clang++ with LLVM libomp was not found at configure time "
               "(apt-get install clang libomp-dev)"};
+#endif
+    case runtime_id::caf:
+#if defined(STRATA_BENCH_HAVE_CAF)
+      return {availability::in_process, "C++ Actor Framework " STRATA_BENCH_CAF_VERSION ", actor benchmarks only"};
+#else
+      return {availability::absent,
+              "the C++ Actor Framework 0.17 was not found at configure time (apt-get install libcaf-dev)"};
 #endif
   }
   return {availability::absent, "unknown runtime"};

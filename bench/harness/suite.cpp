@@ -1,17 +1,20 @@
 // The benchmark list. Which versions exist depends on what the build found:
-// STRATA_BENCH_HAVE_TBB, STRATA_BENCH_HAVE_OPENMP and
-// STRATA_BENCH_HAVE_RUNTIME (the strata::runtime target). The omp-llvm helper
+// STRATA_BENCH_HAVE_TBB, STRATA_BENCH_HAVE_OPENMP, STRATA_BENCH_HAVE_RUNTIME
+// (the strata::runtime target) and STRATA_BENCH_HAVE_CAF. The omp-llvm helper
 // is this same harness built by clang++ with STRATA_BENCH_LLVM_HELPER: there
 // the OpenMP versions fill the omp-llvm slot and nothing else is run.
 #include "harness/suite.hpp"
 
+#include "counting/counting.hpp"
 #include "fib/fib.hpp"
 #include "forkjoin/forkjoin.hpp"
 #include "jacobi/jacobi.hpp"
 #include "nqueens/nqueens.hpp"
+#include "pingpong/pingpong.hpp"
 #include "reduce/reduce.hpp"
 #include "skynet/skynet.hpp"
 #include "stream/stream.hpp"
+#include "threadring/threadring.hpp"
 #include "uts/uts.hpp"
 
 // A version's prepare function where it is compiled in, else nullptr.
@@ -29,6 +32,11 @@
 #define STRATA_BENCH_OMP(...) __VA_ARGS__
 #else
 #define STRATA_BENCH_OMP(...) nullptr
+#endif
+#if defined(STRATA_BENCH_HAVE_CAF) && !defined(STRATA_BENCH_LLVM_HELPER)
+#define STRATA_BENCH_CAF(...) __VA_ARGS__
+#else
+#define STRATA_BENCH_CAF(...) nullptr
 #endif
 
 namespace strata_bench {
@@ -51,6 +59,21 @@ constexpr std::array<prepare_fn, k_runtime_count> versions(prepare_fn serial, pr
   return v;
 }
 
+// The actor benchmarks: serial, strata and the C++ Actor Framework.
+constexpr std::array<prepare_fn, k_runtime_count> actor_versions(prepare_fn serial, prepare_fn strata, prepare_fn caf) {
+  std::array<prepare_fn, k_runtime_count> v{};
+  v[static_cast<std::size_t>(runtime_id::serial)] = serial;
+  v[static_cast<std::size_t>(runtime_id::strata)] = strata;
+  v[static_cast<std::size_t>(runtime_id::caf)] = caf;
+  return v;
+}
+
+// pingpong: strata once with both actors on one worker, once on two.
+const std::array<variant, 2> k_pingpong_strata{{
+    {runtime_id::strata, "actors=same-worker", STRATA_BENCH_STRATA(pingpong::prepare_strata_same_worker)},
+    {runtime_id::strata, "actors=cross-worker", STRATA_BENCH_STRATA(pingpong::prepare_strata_cross_worker), 2},
+}};
+
 // stream: every version is a variant, so every record names its placement;
 // strata has one per placement.
 template <stream::placement where>
@@ -71,7 +94,7 @@ const std::array<variant, 7> k_stream_versions{{
     {k_openmp_slot, "placement=first-touch", STRATA_BENCH_OMP(stream::prepare_omp)},
 }};
 
-const std::array<benchmark, 9> k_suite{{
+const std::array<benchmark, 12> k_suite{{
     {"fib", "n=30", "fib(30) without cutoff: a task per call, 2.69 M tasks (spawn/join cost)",
      versions(fib::prepare_serial, STRATA_BENCH_STRATA(fib::prepare_strata),
               STRATA_BENCH_TBB(fib::prepare_tbb), STRATA_BENCH_OMP(fib::prepare_omp))},
@@ -112,6 +135,20 @@ const std::array<benchmark, 9> k_suite{{
      versions(jacobi::prepare_serial, STRATA_BENCH_STRATA(jacobi::prepare_strata),
               STRATA_BENCH_TBB(jacobi::prepare_tbb), STRATA_BENCH_OMP(jacobi::prepare_omp)),
      {}, "MLUP/s", jacobi::params},
+    {"pingpong", "round-trips=40000",
+     "Savina PingPong: 40,000 round trips between two actors, 80,000 messages one at a time (latency)",
+     actor_versions(pingpong::prepare_serial, nullptr, STRATA_BENCH_CAF(pingpong::prepare_caf)), k_pingpong_strata,
+     "Mmsg/s", nullptr, k_actor_runtimes},
+    {"threadring", "actors=100 passes=100000",
+     "Savina ThreadRing: a token passed 100,000 times around a ring of 100 actors (hand-off latency)",
+     actor_versions(threadring::prepare_serial, STRATA_BENCH_STRATA(threadring::prepare_strata),
+                    STRATA_BENCH_CAF(threadring::prepare_caf)),
+     {}, "Mmsg/s", nullptr, k_actor_runtimes},
+    {"counting", "messages=10^6",
+     "Savina Counting: one producer sends 10^6 increments to one counter, then asks for the count (throughput)",
+     actor_versions(counting::prepare_serial, STRATA_BENCH_STRATA(counting::prepare_strata),
+                    STRATA_BENCH_CAF(counting::prepare_caf)),
+     {}, "Mmsg/s", nullptr, k_actor_runtimes},
 }};
 
 }  // namespace

@@ -48,6 +48,7 @@ TEST(RuntimeList, KnownNamesInOrderGiven) {
   EXPECT_EQ(parse_runtime_list("tbb,serial,tbb"),
             (std::vector<runtime_id>{runtime_id::tbb, runtime_id::serial}));
   EXPECT_EQ(parse_runtime_list("omp-llvm"), (std::vector<runtime_id>{runtime_id::omp_llvm}));
+  EXPECT_EQ(parse_runtime_list("caf,strata"), (std::vector<runtime_id>{runtime_id::caf, runtime_id::strata}));
   EXPECT_THROW(parse_runtime_list("openmp"), cli_error);
   EXPECT_THROW(parse_runtime_list("serial,"), cli_error);
 }

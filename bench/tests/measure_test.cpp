@@ -121,5 +121,31 @@ TEST(Versions, DefaultThenVariantsOfThatRuntime) {
   EXPECT_EQ(blank_record(b, runtime_id::serial, 1).params, "n=7");
 }
 
+TEST(Versions, MinThreadsTravelsWithTheVariant) {
+  static const variant k_variants[] = {
+      {runtime_id::strata, "actors=same-worker", ok_run},
+      {runtime_id::strata, "actors=cross-worker", ok_run, 2},
+  };
+  benchmark b = fake(ok_run);
+  b.variants = k_variants;
+  const std::vector<version> strata = versions_of(b, runtime_id::strata);
+  ASSERT_EQ(strata.size(), 2U);
+  EXPECT_EQ(strata[0].min_threads, 1U);
+  EXPECT_EQ(strata[1].min_threads, 2U);
+  EXPECT_EQ(versions_of(b, runtime_id::serial).at(0).min_threads, 1U);
+}
+
+TEST(RuntimeSet, TaskAndActorRuntimes) {
+  EXPECT_TRUE(k_task_runtimes.has(runtime_id::tbb));
+  EXPECT_TRUE(k_task_runtimes.has(runtime_id::omp_llvm));
+  EXPECT_FALSE(k_task_runtimes.has(runtime_id::caf));
+  EXPECT_TRUE(k_actor_runtimes.has(runtime_id::serial));
+  EXPECT_TRUE(k_actor_runtimes.has(runtime_id::strata));
+  EXPECT_TRUE(k_actor_runtimes.has(runtime_id::caf));
+  EXPECT_FALSE(k_actor_runtimes.has(runtime_id::omp));
+  EXPECT_TRUE(fake(ok_run).runtimes.has(runtime_id::tbb));  // the default: task runtimes
+  EXPECT_FALSE(runtime_set{}.has(runtime_id::serial));
+}
+
 }  // namespace
 }  // namespace strata_bench

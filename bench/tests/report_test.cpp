@@ -104,5 +104,15 @@ TEST(Table, RateWithItsUnit) {
   EXPECT_NE(out.str().find("41.3 GB/s"), std::string::npos) << out.str();
 }
 
+TEST(Table, SmallRatesKeepTwoDecimals) {
+  record r = sample();
+  r.rate = 0.1104;
+  r.rate_unit = "Mmsg/s";
+  std::ostringstream out;
+  print_table(out, {r});
+  EXPECT_NE(out.str().find("0.11 Mmsg/s"), std::string::npos) << out.str();
+  EXPECT_NE(progress_line(r).find("0.11 Mmsg/s"), std::string::npos) << progress_line(r);
+}
+
 }  // namespace
 }  // namespace strata_bench
