@@ -60,23 +60,33 @@ std::string json_string(std::string_view s) {
 }
 
 void print_table(std::ostream& out, const std::vector<record>& records) {
-  std::map<std::string, const record*> serial;  // bench -> its serial record
+  // The baseline of a record: the serial record of the same benchmark and
+  // params where there is one (bank, cholesky: one serial per variant), else
+  // the benchmark's first serial record (stream: strata's placements).
+  std::map<std::string, const record*> serial;             // bench -> its first serial record
+  std::map<std::string, const record*> serial_by_params;  // bench '\n' params -> that serial record
   for (const record& r : records) {
     if (r.runtime == "serial" && r.timed && r.ok()) {
       serial.emplace(r.bench, &r);
+      serial_by_params.emplace(r.bench + '\n' + r.params, &r);
     }
   }
   using row = std::array<std::string, 10>;
   std::vector<row> rows{{"bench", "params", "runtime", "threads", "median ms", "min ms", "max ms",
                          "check", "vs serial", "rate"}};
   for (const record& r : records) {
-    const auto base = serial.find(r.bench);
-    const bool speedup = base != serial.end() && r.timed && r.median_s > 0.0;
+    const record* base = nullptr;
+    if (const auto same = serial_by_params.find(r.bench + '\n' + r.params); same != serial_by_params.end()) {
+      base = same->second;
+    } else if (const auto first = serial.find(r.bench); first != serial.end()) {
+      base = first->second;
+    }
+    const bool speedup = base != nullptr && r.timed && r.median_s > 0.0;
     rows.push_back({r.bench, r.params, r.runtime, std::to_string(r.threads),
                     r.timed ? format("%.3f", r.median_s * 1e3) : "-",
                     r.timed ? format("%.3f", r.min_s * 1e3) : "-",
                     r.timed ? format("%.3f", r.max_s * 1e3) : "-", r.check,
-                    speedup ? format("%.2fx", base->second->median_s / r.median_s) : "-",
+                    speedup ? format("%.2fx", base->median_s / r.median_s) : "-",
                     r.has_rate() ? rate_text(r) : "-"});
   }
   std::array<std::size_t, 10> width{};

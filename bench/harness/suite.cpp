@@ -5,6 +5,8 @@
 // the OpenMP versions fill the omp-llvm slot and nothing else is run.
 #include "harness/suite.hpp"
 
+#include "bank/bank.hpp"
+#include "cholesky/cholesky.hpp"
 #include "counting/counting.hpp"
 #include "fib/fib.hpp"
 #include "forkjoin/forkjoin.hpp"
@@ -94,7 +96,62 @@ const std::array<variant, 7> k_stream_versions{{
     {k_openmp_slot, "placement=first-touch", STRATA_BENCH_OMP(stream::prepare_omp)},
 }};
 
-const std::array<benchmark, 12> k_suite{{
+// bank: every version is a variant, one per transfer distribution.
+template <bank::distribution d>
+repetition prepare_bank_serial(unsigned threads) {
+  return bank::prepare_serial(d, threads);
+}
+template <bank::distribution d>
+repetition prepare_bank_strata(unsigned threads) {
+  return bank::prepare_strata(d, threads);
+}
+template <bank::distribution d>
+repetition prepare_bank_tbb(unsigned threads) {
+  return bank::prepare_tbb(d, threads);
+}
+constexpr auto k_uniform = bank::distribution::uniform;
+constexpr auto k_zipf = bank::distribution::zipf;
+const std::array<variant, 6> k_bank_versions{{
+    {runtime_id::serial, "dist=uniform", prepare_bank_serial<k_uniform>},
+    {runtime_id::serial, "dist=zipf-0.99", prepare_bank_serial<k_zipf>},
+    {runtime_id::strata, "dist=uniform", STRATA_BENCH_STRATA(prepare_bank_strata<k_uniform>)},
+    {runtime_id::strata, "dist=zipf-0.99", STRATA_BENCH_STRATA(prepare_bank_strata<k_zipf>)},
+    {runtime_id::tbb, "dist=uniform", STRATA_BENCH_TBB(prepare_bank_tbb<k_uniform>)},
+    {runtime_id::tbb, "dist=zipf-0.99", STRATA_BENCH_TBB(prepare_bank_tbb<k_zipf>)},
+}};
+constexpr runtime_set k_bank_runtimes{runtime_id::serial, runtime_id::strata, runtime_id::tbb};
+
+// cholesky: every version is a variant, one per tiling.
+template <const cholesky::shape& s>
+repetition prepare_cholesky_serial(unsigned threads) {
+  return cholesky::prepare_serial(s, threads);
+}
+template <const cholesky::shape& s>
+repetition prepare_cholesky_strata(unsigned threads) {
+  return cholesky::prepare_strata(s, threads);
+}
+template <const cholesky::shape& s>
+repetition prepare_cholesky_tbb(unsigned threads) {
+  return cholesky::prepare_tbb(s, threads);
+}
+template <const cholesky::shape& s>
+repetition prepare_cholesky_omp(unsigned threads) {
+  return cholesky::prepare_omp(s, threads);
+}
+constexpr std::string_view k_coarse_params = "tiles=12x12 b=96 n=1152";
+constexpr std::string_view k_fine_params = "tiles=24x24 b=32 n=768";
+const std::array<variant, 8> k_cholesky_versions{{
+    {runtime_id::serial, k_coarse_params, prepare_cholesky_serial<cholesky::k_coarse>},
+    {runtime_id::serial, k_fine_params, prepare_cholesky_serial<cholesky::k_fine>},
+    {runtime_id::strata, k_coarse_params, STRATA_BENCH_STRATA(prepare_cholesky_strata<cholesky::k_coarse>)},
+    {runtime_id::strata, k_fine_params, STRATA_BENCH_STRATA(prepare_cholesky_strata<cholesky::k_fine>)},
+    {runtime_id::tbb, k_coarse_params, STRATA_BENCH_TBB(prepare_cholesky_tbb<cholesky::k_coarse>)},
+    {runtime_id::tbb, k_fine_params, STRATA_BENCH_TBB(prepare_cholesky_tbb<cholesky::k_fine>)},
+    {k_openmp_slot, k_coarse_params, STRATA_BENCH_OMP(prepare_cholesky_omp<cholesky::k_coarse>)},
+    {k_openmp_slot, k_fine_params, STRATA_BENCH_OMP(prepare_cholesky_omp<cholesky::k_fine>)},
+}};
+
+const std::array<benchmark, 14> k_suite{{
     {"fib", "n=30", "fib(30) without cutoff: a task per call, 2.69 M tasks (spawn/join cost)",
      versions(fib::prepare_serial, STRATA_BENCH_STRATA(fib::prepare_strata),
               STRATA_BENCH_TBB(fib::prepare_tbb), STRATA_BENCH_OMP(fib::prepare_omp))},
@@ -149,6 +206,14 @@ const std::array<benchmark, 12> k_suite{{
      actor_versions(counting::prepare_serial, STRATA_BENCH_STRATA(counting::prepare_strata),
                     STRATA_BENCH_CAF(counting::prepare_caf)),
      {}, "Mmsg/s", nullptr, k_actor_runtimes},
+    {"bank", "accounts=4096 transfers=2000000",
+     "bank transfers: 2*10^6 transfers between 4096 accounts, each locking its two accounts; uniform and "
+     "Zipf(0.99) account choice",
+     {}, k_bank_versions, "Mtransfers/s", bank::params, k_bank_runtimes},
+    {"cholesky", "",
+     "tiled Cholesky DAG (potrf/trsm/syrk/gemm, naive kernels) on an SPD matrix: 12x12 tiles of 96, 24x24 "
+     "tiles of 32",
+     {}, k_cholesky_versions, "GFLOP/s"},
 }};
 
 }  // namespace

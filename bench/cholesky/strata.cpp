@@ -1,0 +1,45 @@
+// cholesky on strata: one strata::dataflow_graph per run, one resource per
+// lower tile (made when the configuration is prepared); every operation a
+// graph task with in() on the tiles it reads and inout() on the one it
+// updates, submitted from the harness thread in loop order, then wait().
+#include <vector>
+
+#include <strata/strata.hpp>
+
+#include "cholesky/cholesky.hpp"
+#include "common/strata_session.hpp"
+
+namespace strata_bench::cholesky {
+
+repetition prepare_strata(shape s, unsigned threads) {
+  const tiled_matrix& a = input(s);
+  auto rt = make_strata_runtime(threads);
+  auto m = std::make_shared<tiled_matrix>(s);
+  auto tiles = std::make_shared<std::vector<strata::resource>>(s.tiles * s.tiles);
+  for (std::size_t i = 0; i < s.tiles; ++i) {
+    for (std::size_t j = 0; j <= i; ++j) {
+      (*tiles)[m->index(i, j)] = rt->make_resource();
+    }
+  }
+  return [&a, rt, m, tiles] {
+    tiled_matrix& w = *m;
+    load(w, a);
+    strata::dataflow_graph g{*rt};
+    std::vector<strata::dependence> deps;
+    for (const op& o : ops(opaque(w.dims().tiles))) {
+      std::uint32_t row[2];
+      std::uint32_t col[2];
+      const std::size_t n_in = inputs(o, row, col);
+      deps.clear();
+      for (std::size_t d = 0; d < n_in; ++d) {
+        deps.push_back(strata::in((*tiles)[w.index(row[d], col[d])]));
+      }
+      deps.push_back(strata::inout((*tiles)[w.index(o.i, o.j)]));
+      g.task(deps, [&w, o] { run(w, o); });
+    }
+    g.wait();
+    return check(w);
+  };
+}
+
+}  // namespace strata_bench::cholesky
