@@ -574,8 +574,6 @@ task* pop_ready(worker& w) noexcept {
   return t;
 }
 
-actor_base* turn_actor(worker& w) noexcept { return w.turn_actor; }
-actor_context& turn_context(worker& w) noexcept { return *w.turn_ctx; }
 
 void send_message(runtime_core& rt, task* t) {
   const actor_address a = actor_address::from_bits(t->tag);

@@ -125,9 +125,9 @@ struct spawn_request {
 };
 
 // The actor whose turn runs on this worker now; nullptr when the frame
-// being run is a dead letter (actor.cpp).
-actor_base* turn_actor(worker& w) noexcept;
-actor_context& turn_context(worker& w) noexcept;
+// being run is a dead letter (set by the turn loop in actor.cpp).
+inline actor_base* turn_actor(worker& w) noexcept { return w.turn_actor; }
+inline actor_context& turn_context(worker& w) noexcept { return *w.turn_ctx; }
 
 // Routes a message frame (tag = destination): local mailbox, another
 // worker's inbox, or a dead letter (actor.cpp).
