@@ -150,6 +150,8 @@ thread_cache* my_cache(arena_set& a) {
 
 std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
 
+// Statistics counters touched by several threads (retired totals, mapped
+// bytes): relaxed RMW, nothing is published through them.
 void fetch_add(std::atomic<std::int64_t>& a, std::int64_t n) noexcept { a.fetch_add(n, std::memory_order_relaxed); }
 void fetch_add(std::atomic<std::uint64_t>& a, std::uint64_t n) noexcept { a.fetch_add(n, std::memory_order_relaxed); }
 
@@ -314,6 +316,7 @@ void arena_set::enrol(thread_cache* c) {
 
 void arena_set::retire(thread_cache* c) noexcept {
   std::lock_guard lock(m_registry_mutex);
+  // relaxed loads: the exiting thread wrote these itself (single writer).
   for (std::size_t s = 0; s < m_slots.size(); ++s) {
     const slot_counters& k = c->counters(s);
     slot_counters& r = m_slots[s]->retired;
@@ -334,6 +337,7 @@ numa_memory_stats arena_set::stats() {
     numa_node_memory m;
     m.node = node;
     m.arena = std::move(name);
+    // relaxed loads: racy snapshots of statistics counters (no pairing).
     const slot_counters& r = m_slots[s]->retired;
     std::int64_t in_use = r.in_use.load(std::memory_order_relaxed);
     m.allocations = r.allocations.load(std::memory_order_relaxed);
