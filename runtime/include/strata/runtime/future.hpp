@@ -36,6 +36,21 @@ struct future_state {
   std::exception_ptr error;
   bool taken = false;
 
+  // Runs fn and keeps its result or its exception (not yet visible: finish() publishes).
+  template <class F>
+  void fill(F& fn) noexcept {
+    try {
+      if constexpr (std::is_void_v<T>) {
+        fn();
+        value.emplace('\0');
+      } else {
+        value.emplace(fn());
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+
   void finish() noexcept {
     ready.store(1, std::memory_order_release);  // release: publishes value/error (pairs with acquire in is_ready)
     notify_external(rt->ext);
@@ -50,16 +65,7 @@ struct future_task {
   std::shared_ptr<future_state<T>> state;
   F fn;
   void operator()() {
-    try {
-      if constexpr (std::is_void_v<T>) {
-        fn();
-        state->value.emplace('\0');
-      } else {
-        state->value.emplace(fn());
-      }
-    } catch (...) {
-      state->error = std::current_exception();
-    }
+    state->fill(fn);
     state->finish();
   }
 };

@@ -116,7 +116,8 @@ struct access_request {
 // then acquires or queues the request and dispatches it (resource.cpp).
 void submit_access(runtime_core& rt, std::unique_ptr<access_request> req, const access* list, std::size_t n);
 // Called by the task after fn: releases the locks, re-evaluates the queues
-// of the holders released from, frees the request (resource.cpp).
+// of the resources it released and the deferred requests, frees the
+// request (resource.cpp).
 void release_access(access_request* req) noexcept;
 
 template <class R, class F>
@@ -125,16 +126,7 @@ struct access_task {
   access_request* req;
   F fn;
   void operator()() {
-    try {
-      if constexpr (std::is_void_v<R>) {
-        fn();
-        state->value.emplace('\0');
-      } else {
-        state->value.emplace(fn());
-      }
-    } catch (...) {
-      state->error = std::current_exception();
-    }
+    state->fill(fn);
     release_access(req);  // before the future is ready: a waiter may submit conflicting work next
     state->finish();
   }
