@@ -346,8 +346,7 @@ struct adopt_task {
 
 task* frame_on(worker& w) {
   task* t = w.pool.allocate();
-  t->home = w.index;
-  t->group = nullptr;
+    t->group = nullptr;
   t->how = completion::detached;
   return t;
 }
@@ -629,7 +628,6 @@ actor_address spawn_actor(runtime_core& rt, spawn_request req) {
   task* t;
   if (w != nullptr && w->rt == &rt) {
     t = w->pool.allocate();
-    t->home = w->index;
   } else {
     t = new task{};
     t->home = k_no_home;

@@ -91,6 +91,7 @@ void* worker_main(void* p) {
   }
   w->rt = &rt;
   w->index = args.index;
+  w->pool.set_home(args.index);
   w->package = static_cast<unsigned>(rt.plan.workers()[args.index].package);
   w->idle = &rt.idle[w->package];
   w->rng = args.rng_seed;

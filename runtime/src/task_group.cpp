@@ -1,10 +1,26 @@
 // task_group: the parts off the fork-join fast path.
 #include <cstdio>
+#include <new>
 
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/task_group.hpp>
 
 namespace strata {
+
+namespace {
+
+// The box used when boxing a task's exception itself failed: it holds a
+// std::bad_alloc and is never freed.
+std::exception_ptr* out_of_memory_error() noexcept {
+  static std::exception_ptr box = std::make_exception_ptr(std::bad_alloc());
+  return &box;
+}
+
+void free_error(std::exception_ptr* box) noexcept {
+  if (box != out_of_memory_error()) delete box;
+}
+
+}  // namespace
 
 void task_group::bind_outside() {
   throw usage_error(
@@ -18,8 +34,10 @@ task_group::task_group(runtime& rt) : m_rt(&rt.core()) {
 
 void task_group::destroy_pending() noexcept {
   if (done()) {
-    if (m_failed.load(std::memory_order_acquire)) {  // acquire: pairs with record_exception
+    // acquire: pairs with the CAS in record_exception.
+    if (std::exception_ptr* box = m_error.exchange(nullptr, std::memory_order_acquire)) {
       std::fprintf(stderr, "strata: a task_group was destroyed with an exception nobody collected with wait()\n");
+      free_error(box);
     }
     return;
   }
@@ -33,16 +51,22 @@ void task_group::destroy_pending() noexcept {
 }
 
 void task_group::record_exception(std::exception_ptr e) noexcept {
-  // acq_rel: the winner's store of m_exception is published by its later
-  // release completion increment, which wait() acquires.
-  if (!m_failed.exchange(true, std::memory_order_acq_rel)) m_exception = std::move(e);
+  if (m_error.load(std::memory_order_relaxed) != nullptr) return;  // relaxed: only a hint that we lost already
+  std::exception_ptr* box = new (std::nothrow) std::exception_ptr(e);
+  if (box == nullptr) box = out_of_memory_error();
+  std::exception_ptr* expected = nullptr;
+  // acq_rel: publishes the box's contents to wait()'s acquire exchange.
+  if (!m_error.compare_exchange_strong(expected, box, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    free_error(box);
+  }
 }
 
 void task_group::rethrow_if_failed() {
-  if (!m_failed.load(std::memory_order_acquire)) return;
-  std::exception_ptr e = std::move(m_exception);
-  m_exception = nullptr;
-  m_failed.store(false, std::memory_order_relaxed);  // relaxed: the group is quiescent here
+  // acquire: pairs with the CAS in record_exception.
+  std::exception_ptr* box = m_error.exchange(nullptr, std::memory_order_acquire);
+  if (box == nullptr) return;
+  std::exception_ptr e = *box;
+  free_error(box);
   if (e) std::rethrow_exception(e);
 }
 

@@ -339,7 +339,7 @@ void publish_and_wake(worker& w) noexcept {
 }
 
 void poll_sources(worker& w) noexcept {
-  w.tick = 0;
+  w.ticks_left = k_injector_period;
   // Sampled here (every k_injector_period tasks) rather than on every push.
   w.counters.high_water.max(static_cast<std::uint64_t>(w.deque.size_bound()));
   if (task* t = pop_injector(w, node_of(w))) {

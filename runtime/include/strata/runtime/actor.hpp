@@ -180,7 +180,6 @@ task* make_message(runtime_core& rt, actor_address to, F&& f) {
   task* t;
   if (w != nullptr && w->rt == &rt) {
     t = w->pool.allocate();
-    t->home = w->index;
     if constexpr (k_boxed<F>) w->counters.boxed.add();
   } else {
     t = new task{};

@@ -133,7 +133,6 @@ detail::task* runtime::make_task(F&& f) {
   detail::task* t;
   if (w != nullptr && w->rt == m_core.get()) {
     t = w->pool.allocate();
-    t->home = w->index;
     if constexpr (detail::k_boxed<F>) w->counters.boxed.add();
   } else {
     t = new detail::task{};

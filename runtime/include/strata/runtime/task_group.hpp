@@ -77,8 +77,11 @@ class task_group {
   // small object keeps the fork-join frame small.
   std::atomic<std::uint64_t> m_stolen_finished{0};
   std::atomic<std::int64_t> m_foreign_pending{0};
-  std::atomic<bool> m_failed{false};  // exchange by the first failing task
-  std::exception_ptr m_exception;     // written by the task that won m_failed
+  // The first exception of the group's tasks, boxed on the heap by the task
+  // that threw it: CAS from nullptr (acq_rel) by failing tasks, exchange
+  // (acquire) by wait(). One word, so a group that never fails initialises
+  // and checks a single pointer.
+  std::atomic<std::exception_ptr*> m_error{nullptr};
 };
 
 inline task_group::task_group() {
@@ -92,7 +95,7 @@ inline task_group::task_group() {
 }
 
 inline task_group::~task_group() {
-  if (!done() || m_failed.load(std::memory_order_relaxed)) destroy_pending();  // relaxed: done() ordered it
+  if (!done() || m_error.load(std::memory_order_relaxed) != nullptr) destroy_pending();  // relaxed: done() ordered it
 }
 
 namespace detail {
@@ -129,7 +132,6 @@ void task_group::run(F&& f) {
     if constexpr (detail::k_boxed<F>) w->counters.boxed.add();
     detail::emplace_callable(t, std::forward<F>(f));
     t->group = this;
-    t->home = w->index;
     t->how = detail::completion::group_owner;
     // single writer (the owner): a plain increment (relaxed: the task is not
     // visible to anyone before the push, and done() cannot turn true by it).
@@ -142,7 +144,6 @@ void task_group::run(F&& f) {
     if constexpr (detail::k_boxed<F>) w->counters.boxed.add();
     detail::emplace_callable(t, std::forward<F>(f));
     t->group = this;
-    t->home = w->index;
     t->how = detail::completion::group_foreign;  // another worker of the runtime
     m_foreign_pending.fetch_add(1, std::memory_order_relaxed);  // relaxed: the push publishes the task
     detail::push_local(*w, t);
@@ -172,7 +173,7 @@ inline void task_group::wait() {
     for (;;) {
       detail::task* t = w->deque.peek_private();
       if (t == nullptr || t->group != this || t->how != detail::completion::group_owner || w->deque.requested() ||
-          ++w->tick >= detail::k_injector_period) {
+          --w->ticks_left <= 0) {
         break;
       }
       w->deque.drop_private();
@@ -192,7 +193,7 @@ inline void task_group::wait() {
       m_owner_outstanding.store(left, std::memory_order_release);
       if (left == 0) break;
     }
-    if (!done() || m_failed.load(std::memory_order_relaxed)) wait_owner(w);  // relaxed: done() ordered it
+    if (!done() || m_error.load(std::memory_order_relaxed) != nullptr) wait_owner(w);  // relaxed: done() ordered it
     return;
   }
   wait_slow(w);
@@ -247,7 +248,7 @@ namespace detail {
   free_frame(w, t);
   w.counters.executed.add();
   complete_task(w, g, how);
-  if (++w.tick >= k_injector_period) poll_sources(w);
+  if (--w.ticks_left <= 0) poll_sources(w);
 }
 
 }  // namespace detail

@@ -5,7 +5,9 @@
 // owner takes the whole stack with one exchange when its own list runs dry,
 // so there is no ABA (nobody pops single nodes from the shared stack).
 // Slabs come from numa_alloc with the worker's placement (its NUMA node when
-// pinned) and are released when the pool dies.
+// pinned) and are released when the pool dies. Every frame of a pool has
+// its worker as `home` from the slab's creation on (a frame only ever goes
+// back to the pool it came from), so a spawn does not write it.
 #pragma once
 
 #include <atomic>
@@ -34,7 +36,11 @@ class frame_pool {
     for (void* s : m_slabs) numa_deallocate(s, k_slab_bytes, k_destructive_size);
   }
 
-  // Owner only.
+  // The worker index stamped into every frame's `home`; set before the
+  // first allocate.
+  void set_home(std::uint32_t home) noexcept { m_home = home; }
+
+  // Owner only. The frame's `home` is already this pool's worker.
   task* allocate() {
     task* t = m_free;
     if (t == nullptr) t = refill();
@@ -69,7 +75,10 @@ class frame_pool {
       throw;
     }
     task* frames = static_cast<task*>(mem);
-    for (std::size_t i = 0; i < k_slab_frames; ++i) ::new (&frames[i]) task{};
+    for (std::size_t i = 0; i < k_slab_frames; ++i) {
+      ::new (&frames[i]) task{};
+      frames[i].home = m_home;
+    }
     // relaxed: a fresh slab is private to the owner until its frames are pushed.
     for (std::size_t i = 0; i + 1 < k_slab_frames; ++i) frames[i].next.store(&frames[i + 1], std::memory_order_relaxed);
     frames[k_slab_frames - 1].next.store(nullptr, std::memory_order_relaxed);
@@ -77,6 +86,7 @@ class frame_pool {
   }
 
   task* m_free = nullptr;  // owner-private free list
+  std::uint32_t m_home = k_no_home;
   memory_placement m_where;
   std::vector<void*> m_slabs;
   // Written by any thread (CAS push), taken by the owner (exchange).

@@ -40,7 +40,6 @@ struct access_dispatcher;  // lock-mode resources (src/resource_dispatch.hpp)
 
 inline constexpr std::uint64_t k_spinner = 1;
 inline constexpr std::uint64_t k_sleeper = std::uint64_t{1} << 32;
-inline constexpr std::uint32_t k_injector_period = 61;  // prime: no resonance with loop shapes
 
 struct runtime_core {
   explicit runtime_core(placement_plan p);

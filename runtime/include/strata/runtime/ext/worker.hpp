@@ -68,6 +68,9 @@ struct alignas(k_destructive_size) package_idle {
   unsigned workers = 0;  // workers placed in the package (set before start)
 };
 
+// Tasks between two polls of the inbox and the injector while the deque is busy.
+inline constexpr std::int32_t k_injector_period = 61;  // prime: no resonance with loop shapes
+
 struct worker {
   // The worker's structures (this object, its deque buffers, its frame
   // slabs) live in memory of `where`: its NUMA node when it is pinned.
@@ -81,7 +84,9 @@ struct worker {
   worker_deque<task*> deque;
   frame_pool pool;
   task_group* running_group = nullptr;  // group of the task running now (nested waits)
-  std::uint32_t tick = 0;               // fairness: injector checked every k_injector_period tasks
+  // Fairness countdown: at zero (every k_injector_period tasks) the inbox
+  // and the injector are polled; a decrement and a branch per task.
+  std::int32_t ticks_left = k_injector_period;  // signed: stays due (<= 0) until a poll resets it
   std::uint64_t rng = 0;                // victim choice
   package_idle* idle = nullptr;         // the idle word of this worker's package
   unsigned package = 0;
