@@ -1,7 +1,11 @@
 // Lock mode: acquiring all of a task's locks or none, blocked queues per
-// holder, re-evaluation on release (design in resource.hpp).
+// resource, re-evaluation on release (design in resource.hpp).
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <string>
+#include <vector>
 
 #include <strata/runtime/resource.hpp>
 #include <strata/runtime/runtime.hpp>
@@ -12,6 +16,9 @@
 namespace strata {
 
 namespace detail {
+
+void run_access(access_request* req) noexcept;
+
 namespace {
 
 constexpr std::uint32_t k_write = 1u << 31;
@@ -86,7 +93,7 @@ unsigned unlock(resource_state& r, access_mode mode) noexcept {
 // given) is the number of locks that were held for a moment and given back.
 resource_state* try_acquire_all(const access_dispatcher& d, access_request& req, unsigned holder,
                                 std::size_t* taken = nullptr) noexcept {
-  for (std::size_t i = 0; i < req.locks.size(); ++i) {
+  for (std::size_t i = 0; i < req.n_locks; ++i) {
     auto& l = req.locks[i];
     if (!try_lock(d, *l.res, l.mode, holder, req.ticket)) {
       for (std::size_t j = i; j-- > 0;) unlock(*req.locks[j].res, req.locks[j].mode);
@@ -94,7 +101,6 @@ resource_state* try_acquire_all(const access_dispatcher& d, access_request& req,
       return l.res;
     }
   }
-  req.holder = holder;
   return nullptr;
 }
 
@@ -102,38 +108,20 @@ std::set<access_request*, request_order>& queue_of(access_dispatcher& d, const r
   return d.waiting[r->id - 1];
 }
 
-void dispatch(runtime_core& rt, access_request* req) {
-  rt.access->in_flight.fetch_add(1, std::memory_order_relaxed);  // relaxed: a load-control estimate
-  submit_to_worker(rt, req->holder, req->frame);
-}
-
-// Under d.mutex: starts deferred requests while there is room in flight;
-// one a lock refuses waits in that resource's queue instead.
-void pull_deferred(access_dispatcher& d, unsigned runner, std::vector<access_request*>& to_run) {
-  std::uint64_t room = d.in_flight_cap;
-  const std::uint64_t busy = d.in_flight.load(std::memory_order_relaxed) + to_run.size();  // relaxed: estimate
-  room = busy < room ? room - busy : 0;
-  while (room > 0 && !d.deferred.empty()) {
-    access_request* req = *d.deferred.begin();
-    d.deferred.erase(d.deferred.begin());
-    if (resource_state* conflict = try_acquire_all(d, *req, runner)) {
-      queue_of(d, conflict).insert(req);  // still counted in `blocked`
-      continue;
-    }
-    d.blocked.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: the announcement's pair
-    to_run.push_back(req);
-    --room;
-  }
-}
-
 // Under d.mutex: tries the requests waiting for resource r, highest
 // priority first. Those that get all their locks go to `to_run`; one
 // refused by another resource moves to that resource's queue (seed 004's
-// redistribution); a refusal by r itself ends the pass when r is
-// write-locked (nobody behind can pass). Work per release: the tasks
-// started, the tasks moved, and the ones r refuses while it is read-locked.
+// redistribution). A refusal by r itself ends the pass when r is
+// write-locked (nobody behind can pass), or after k_scan_refusals
+// refusals while r is read-locked: the readers holding r will release it
+// and look again, so a long queue is not rescanned on every release (a
+// flood of 10^6 tasks over 64 resources made that quadratic: 219 s). While
+// r is free, the pass goes on (the requests it refuses wait for a writer
+// that holds a ticket on r and will release r after it ran).
 void reevaluate(access_dispatcher& d, resource_state& r, unsigned runner, std::vector<access_request*>& to_run) {
+  constexpr unsigned k_scan_refusals = 8;
   auto& q = queue_of(d, &r);
+  unsigned refused = 0;
   for (auto it = q.begin(); it != q.end();) {
     access_request* req = *it;
     resource_state* conflict = try_acquire_all(d, *req, runner);
@@ -144,10 +132,9 @@ void reevaluate(access_dispatcher& d, resource_state& r, unsigned runner, std::v
       continue;
     }
     if (conflict == &r) {
-      // Write-locked: nobody behind can pass. Otherwise (read-locked, or a
-      // reader refused by the front-run budget) a writer or reader further
-      // back may still pass.
-      if ((r.word.load(std::memory_order_seq_cst) & k_write) != 0) break;
+      const std::uint32_t w = r.word.load(std::memory_order_seq_cst);
+      if ((w & k_write) != 0) break;
+      if (readers_of(w) != 0 && ++refused >= k_scan_refusals) break;
       ++it;
       continue;
     }
@@ -156,97 +143,221 @@ void reevaluate(access_dispatcher& d, resource_state& r, unsigned runner, std::v
   }
 }
 
-void destroy_frame(task* t) noexcept {
-  if (t->destroy != nullptr) t->destroy(t);
-  if (t->home == k_no_home) {
-    delete t;
-  } else if (worker* w = current_worker(); w != nullptr) {
-    free_frame(*w, t);
+// Pending tasks on a submitting worker's deque beyond which a submission
+// runs one of them first (start_access).
+constexpr std::int64_t k_submit_backlog = 1024;
+
+// A request that holds locks (or a queue that misses one) cannot be put
+// aside without blocking other tasks forever: say so and stop rather than
+// hang.
+[[noreturn]] void out_of_memory(const char* what) noexcept {
+  std::fprintf(stderr, "strata: out of memory while %s; stopping (a lost lock-mode task would hang its resources)\n", what);
+  std::abort();
+}
+
+// Heuristic, no lock taken: true when some lock of req is held in a way
+// that refuses it (or a writer waits ahead of a reader). Such a request
+// goes straight to the dispatcher, so that tasks which queue up behind a
+// busy resource are ordered by priority from the start.
+bool looks_busy(const access_request& req) noexcept {
+  for (std::size_t i = 0; i < req.n_locks; ++i) {
+    // relaxed: a hint; the all-or-none try decides.
+    const std::uint32_t w = req.locks[i].res->word.load(std::memory_order_relaxed);
+    if ((w & k_write) != 0 || (w & k_ticket_mask) != 0) return true;
+    if (req.locks[i].mode == access_mode::write && readers_of(w) != 0) return true;
+  }
+  return false;
+}
+
+struct access_launch {
+  access_request* req;
+  void operator()() const noexcept { run_access(req); }
+};
+
+// A frame that runs req: from the calling worker's pool, else the heap.
+task* launch_frame(runtime_core& rt, access_request* req) {
+  worker* w = current_worker();
+  task* t;
+  if (w != nullptr && w->rt == &rt) {
+    t = w->pool.allocate();
+  } else {
+    t = new task{};
+    t->home = k_no_home;
+  }
+  t->group = nullptr;
+  t->how = completion::detached;
+  emplace_callable(t, access_launch{req});
+  return t;
+}
+
+// Runs requests whose locks a dispatcher took for them. A worker that
+// released locks (or ran a refused task) pushes them on its own deque: it
+// just had the resources in its cache and pops them next; thieves take
+// them when it is busy. At submission they go to another worker's inbox
+// (round robin): the submitter may be a long loop that would sit on them
+// while they hold their locks.
+void dispatch(runtime_core& rt, const std::vector<access_request*>& to_run, bool at_submit) {
+  worker* w = current_worker();
+  if (w != nullptr && w->rt != &rt) w = nullptr;
+  const auto n = static_cast<unsigned>(rt.workers.size());
+  for (access_request* r : to_run) {
+    r->held = true;
+    task* t = launch_frame(rt, r);
+    if (w != nullptr && !at_submit) {
+      push_local(*w, t);
+      continue;
+    }
+    // relaxed: a round-robin counter.
+    unsigned target = rt.access->next_worker.fetch_add(1, std::memory_order_relaxed) % n;
+    if (w != nullptr && target == w->index && n > 1) target = (target + 1) % n;
+    submit_to_worker(rt, target, t);
   }
 }
 
-}  // namespace
-
-void submit_access(runtime_core& rt, std::unique_ptr<access_request> req, const access* list, std::size_t n) {
-  auto fail = [&](const std::string& why) {
-    destroy_frame(req->frame);
-    throw usage_error("strata::runtime::submit_with_access: " + why);
-  };
-  if (n == 0) fail("empty access list; accepted: one or more read(r) / write(r)");
-  req->locks.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    resource_state* s = list[i].res.state();
-    if (s == nullptr) fail("access " + std::to_string(i) + " names an empty resource (default-constructed)");
-    if (s->owner != &rt) fail("resource " + std::to_string(s->id) + " belongs to another runtime");
-    req->locks.push_back({s, list[i].mode});
-  }
-  std::sort(req->locks.begin(), req->locks.end(), [](const auto& a, const auto& b) { return a.res->id < b.res->id; });
-  for (std::size_t i = 1; i < req->locks.size(); ++i) {
-    if (req->locks[i].res == req->locks[i - 1].res) {
-      fail("resource " + std::to_string(req->locks[i].res->id) +
-           " appears twice in one access list; accepted: each resource once (write(r) covers reading it)");
-    }
-  }
+// The dispatcher's slow path for a request that is (or looks) refused:
+// under the mutex, announce, retry all or none, and queue it at the
+// refusing resource if that fails. `at_submit`: called by the submitter
+// (see dispatch). `taken` locks were held for a moment by a try without
+// the mutex: a re-evaluation that ran meanwhile may have stopped at one of
+// them, so their queues are looked at again.
+void block(runtime_core& rt, access_request* req, unsigned runner, std::size_t taken, bool at_submit) {
   access_dispatcher& d = dispatcher_of(rt);
-  const std::uint64_t seq = d.next_seq.fetch_add(1, std::memory_order_relaxed);  // relaxed: an age stamp
-  req->seq = seq;
-  req->ticket = static_cast<std::uint16_t>((seq & 0x7fff) | 1);
-  // relaxed: a round-robin counter.
-  const unsigned runner = d.next_worker.fetch_add(1, std::memory_order_relaxed) % static_cast<unsigned>(rt.workers.size());
-  rt.lock_tasks_pending.fetch_add(1, std::memory_order_release);  // release: wait_idle counts it
-  access_request* r = req.release();
-  std::size_t taken = 0;
-  // relaxed: a load-control estimate.
-  const bool room = d.in_flight.load(std::memory_order_relaxed) < d.in_flight_cap;
-  if (room && try_acquire_all(d, *r, runner, &taken) == nullptr) {
-    dispatch(rt, r);
-    return;
-  }
   std::vector<access_request*> to_run;
   {
     std::lock_guard lock(d.mutex);
     // seq_cst: announce before the retry, so a releaser that released after
     // our failed try sees blocked > 0 and re-evaluates (pairs with the
-    // seq_cst release and load in release_access).
+    // seq_cst release and load in finish_access).
     d.blocked.fetch_add(1, std::memory_order_seq_cst);
-    if (!room && d.in_flight.load(std::memory_order_seq_cst) >= d.in_flight_cap) {
-      // Every in-flight task will pull from `deferred` when it finishes.
-      d.deferred.insert(r);
-      return;
-    }
-    resource_state* conflict = try_acquire_all(d, *r, runner);
-    if (conflict != nullptr) {
-      queue_of(d, conflict).insert(r);
+    if (resource_state* conflict = try_acquire_all(d, *req, runner)) {
+      // Usually the youngest of its priority: the hint makes that insert
+      // constant time (a queue behind a hot resource holds thousands).
+      auto& q = queue_of(d, conflict);
+      q.emplace_hint(q.end(), req);
     } else {
-      d.blocked.fetch_sub(1, std::memory_order_seq_cst);
-      to_run.push_back(r);
+      d.blocked.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: the announcement's pair
+      to_run.push_back(req);
     }
-    // The failed try above held some locks for a moment without the mutex:
-    // a re-evaluation that ran meanwhile may have stopped at one of them.
-    // Look at those queues again.
-    for (std::size_t i = 0; i < taken; ++i) reevaluate(d, *r->locks[i].res, runner, to_run);
+    for (std::size_t i = 0; i < taken; ++i) reevaluate(d, *req->locks[i].res, runner, to_run);
   }
-  for (access_request* x : to_run) dispatch(rt, x);
+  dispatch(rt, to_run, at_submit);
 }
 
-void release_access(access_request* req) noexcept {
-  worker* w = current_worker();
-  runtime_core& rt = *w->rt;
+// After the task ran: releases its locks; if anyone is blocked, re-evaluates
+// the queues of the released resources and runs what they let through.
+void finish_access(worker& w, access_request* req) noexcept {
+  runtime_core& rt = *w.rt;
   access_dispatcher& d = dispatcher_of(rt);
-  for (auto it = req->locks.rbegin(); it != req->locks.rend(); ++it) unlock(*it->res, it->mode);
-  d.in_flight.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: submitters decide on it under the mutex
-  // seq_cst: after the releases above (pairs with the announcement in submit_access).
-  if (d.blocked.load(std::memory_order_seq_cst) != 0) {
+  for (std::size_t i = req->n_locks; i-- > 0;) unlock(*req->locks[i].res, req->locks[i].mode);
+  // seq_cst: after the releases above (pairs with the announcement in block).
+  if (d.blocked.load(std::memory_order_seq_cst) == 0) return;
+  try {
     std::vector<access_request*> to_run;
     {
       std::lock_guard lock(d.mutex);
-      for (auto& l : req->locks) reevaluate(d, *l.res, w->index, to_run);
-      pull_deferred(d, w->index, to_run);
+      for (std::size_t i = 0; i < req->n_locks; ++i) reevaluate(d, *req->locks[i].res, w.index, to_run);
     }
-    for (access_request* r : to_run) dispatch(rt, r);  // here: the resources are hot in this core's cache
+    dispatch(rt, to_run, false);
+  } catch (const std::bad_alloc&) {
+    out_of_memory("re-evaluating blocked lock-mode tasks");
   }
-  delete req;
-  rt.lock_tasks_pending.fetch_sub(1, std::memory_order_release);  // release: wait_idle's acquire sees the work
+}
+
+void destroy_request(access_request* req) noexcept {
+  std::shared_ptr<access_request> keep = std::move(req->self);  // frees req at the end of scope
+}
+
+}  // namespace
+
+void prepare_access(runtime_core& rt, access_request& req, const access* list, std::size_t n) {
+  auto fail = [](const std::string& why) { throw usage_error("strata::runtime::submit_with_access: " + why); };
+  if (n == 0) fail("empty access list; accepted: one or more read(r) / write(r)");
+  if (n > access_request::k_inline_locks) {
+    req.more_locks = std::make_unique<access_request::lock[]>(n);
+    req.locks = req.more_locks.get();
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    resource_state* s = list[i].res.state();
+    if (s == nullptr) fail("access " + std::to_string(i) + " names an empty resource (default-constructed)");
+    if (s->owner != &rt) fail("resource " + std::to_string(s->id) + " belongs to another runtime");
+    req.locks[i] = {s, list[i].mode};
+  }
+  req.n_locks = static_cast<std::uint32_t>(n);
+  auto* first = req.locks;
+  auto* last = req.locks + n;
+  std::sort(first, last, [](const auto& a, const auto& b) { return a.res->id < b.res->id; });
+  for (std::size_t i = 1; i < n; ++i) {
+    if (req.locks[i].res == req.locks[i - 1].res) {
+      fail("resource " + std::to_string(req.locks[i].res->id) +
+           " appears twice in one access list; accepted: each resource once (write(r) covers reading it)");
+    }
+  }
+}
+
+void start_access(runtime_core& rt, access_request* req) {
+  access_dispatcher& d = dispatcher_of(rt);
+  const std::uint64_t seq = d.next_seq.fetch_add(1, std::memory_order_relaxed);  // relaxed: an age stamp
+  req->seq = seq;
+  req->ticket = static_cast<std::uint16_t>((seq & 0x7fff) | 1);
+  worker* w = current_worker();
+  const bool on_worker = w != nullptr && w->rt == &rt;
+  // Counted before anything can run it (wait_idle: submitted, then released).
+  if (on_worker) {
+    w->counters.lock_submitted.add();
+  } else {
+    rt.external_lock_submitted.fetch_add(1, std::memory_order_release);  // release: wait_idle counts it
+  }
+  try {
+    // relaxed: a hint (see access_dispatcher::admission).
+    if (looks_busy(*req) && d.blocked.load(std::memory_order_relaxed) < d.admission) {
+      block(rt, req, on_worker ? w->index : 0, 0, true);
+      return;
+    }
+    // Its locks look free (or the queues are long): a plain spawn; the
+    // worker that runs it takes the locks (run_access).
+    task* t = launch_frame(rt, req);
+    if (on_worker) {
+      // A submitter far ahead of the workers (a loop of 10^6 submissions
+      // in one task) would keep every submitted request alive at once:
+      // beyond k_submit_backlog pending tasks on its own deque it first
+      // runs the youngest of them itself, as future::get helps.
+      task* mine;
+      if (w->deque.private_size() >= k_submit_backlog && w->deque.pop(mine)) run_task(*w, mine);
+      push_local(*w, t);
+    } else {
+      submit_external(rt, t);
+    }
+  } catch (...) {
+    // Nothing of the request was queued or run (shutdown, or no memory):
+    // it never existed for wait_idle either.
+    if (on_worker) {
+      w->counters.lock_released.add();
+    } else {
+      rt.external_lock_released.fetch_add(1, std::memory_order_release);  // release: wait_idle's acquire reads
+    }
+    destroy_request(req);
+    throw;
+  }
+}
+
+void run_access(access_request* req) noexcept {
+  worker& w = *current_worker();
+  runtime_core& rt = *w.rt;
+  if (!req->held) {
+    std::size_t taken = 0;
+    if (try_acquire_all(dispatcher_of(rt), *req, w.index, &taken) != nullptr) {
+      try {
+        block(rt, req, w.index, taken, false);
+      } catch (const std::bad_alloc&) {
+        out_of_memory("queueing a blocked lock-mode task");
+      }
+      return;
+    }
+  }
+  req->invoke(req);
+  finish_access(w, req);  // before the future is ready: a waiter may submit conflicting work next
+  w.counters.lock_released.add();  // release: after the dispatches above were counted as spawns
+  req->complete(req);
 }
 
 }  // namespace detail

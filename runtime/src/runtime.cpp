@@ -224,17 +224,31 @@ void runtime::wait_idle() {
     throw usage_error("strata::runtime::wait_idle called from inside a task: it would wait for itself");
   }
   auto idle = [&rt] {
-    // Lock-mode tasks first (a finishing one dispatches the tasks it
-    // unblocked before it stops counting), then finished, then created
-    // (see task_group.hpp for why this order).
-    // acquire: pairs with the release decrement when a lock-mode task finished.
-    if (rt.lock_tasks_pending.load(std::memory_order_acquire) != 0) return false;
+    // Lock-mode requests: released before submitted (released never
+    // exceeds submitted, so equal sums read in this order mean none was
+    // pending when `released` was read). A queued request has no frame;
+    // `submitted` is read again after the frames, so a request submitted
+    // by a task that finished meanwhile is seen. Frames: finished, then
+    // created (see task_group.hpp for why this order). Every read acquires
+    // (pairs with the counters' release increments).
+    auto lock_sums = [&rt](bool released) {
+      std::uint64_t sum = released ? rt.external_lock_released.load(std::memory_order_acquire)
+                                   : rt.external_lock_submitted.load(std::memory_order_acquire);
+      for (auto& w : rt.workers) sum += released ? w->counters.lock_released.get() : w->counters.lock_submitted.get();
+      return sum;
+    };
+    const std::uint64_t released = lock_sums(true);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const std::uint64_t submitted = lock_sums(false);
+    if (released != submitted) return false;
     std::uint64_t finished = 0, created = 0;
     for (auto& w : rt.workers) finished += w->counters.executed.get();
     std::atomic_thread_fence(std::memory_order_acquire);  // acquire: pairs with the counters' release increments
     for (auto& w : rt.workers) created += w->counters.spawned.get();
     created += rt.external_created.load(std::memory_order_acquire);  // acquire: pairs with the release increment in submit
-    return finished == created;
+    if (finished != created) return false;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return lock_sums(false) == submitted;
   };
 
   unsigned spins = 0;

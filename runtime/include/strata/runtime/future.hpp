@@ -31,7 +31,10 @@ struct future_state {
   using value_type = std::conditional_t<std::is_void_v<T>, char, T>;
   explicit future_state(runtime_core* r) : rt(r) {}
   runtime_core* rt;
-  std::atomic<std::uint32_t> ready{0};  // release by the task, acquire by readers
+  // 0 pending, 1 ready, 2 pending while a thread outside the workers sleeps
+  // on it (futex). RMW by the task (exchange to 1) and by such a waiter
+  // (CAS 0 -> 2); acquire loads by readers.
+  std::atomic<std::uint32_t> ready{0};
   std::optional<value_type> value;
   std::exception_ptr error;
   bool taken = false;
@@ -51,12 +54,26 @@ struct future_state {
     }
   }
 
+  // Makes the result visible; wakes a thread outside the workers only if one
+  // sleeps on this very future (no wake-up, no fence per task otherwise).
   void finish() noexcept {
-    ready.store(1, std::memory_order_release);  // release: publishes value/error (pairs with acquire in is_ready)
-    notify_external(rt->ext);
+    // release: publishes value/error (pairs with the acquire loads in
+    // is_ready and wait_outside); the exchange is ordered with the
+    // waiter's CAS on the same word, so a sleeper is always seen.
+    if (ready.exchange(1, std::memory_order_release) == 2) futex_wake(ready, 1 << 30);
   }
-  // acquire: pairs with the release store in finish().
-  bool is_ready() const noexcept { return ready.load(std::memory_order_acquire) != 0; }
+  // acquire: pairs with the release exchange in finish().
+  bool is_ready() const noexcept { return ready.load(std::memory_order_acquire) == 1; }
+  // Blocks a thread outside the workers until finish().
+  void wait_outside() noexcept {
+    for (;;) {
+      std::uint32_t v = ready.load(std::memory_order_acquire);  // acquire: as is_ready
+      if (v == 1) return;
+      // acquire: a failure may have read the 1 that finish() released.
+      if (v == 0 && !ready.compare_exchange_weak(v, 2, std::memory_order_acquire, std::memory_order_acquire)) continue;
+      futex_wait(ready, 2, 100'000'000);
+    }
+  }
 };
 
 // The callable a submit puts in a frame: runs f, fills the state.
@@ -90,7 +107,7 @@ class future {
       detail::help_until(*w, [](const void* p) { return static_cast<const detail::future_state<T>*>(p)->is_ready(); },
                          st);
     } else {
-      detail::wait_external(st->rt->ext, [st] { return st->is_ready(); });
+      st->wait_outside();
     }
   }
 

@@ -15,20 +15,28 @@
 // (priority, then age), one per resource: the queue of the resource whose
 // lock refused them, under one dispatcher mutex.
 //
-// The dispatcher is a role, not a thread: the submitter tries the locks
-// itself (no mutex when they are free), and the worker that releases
-// locks re-evaluates the queues of the resources it released. A task
-// refused by another resource moves to that resource's queue (seed 004's
-// redistribution); a task that gets its locks runs on the releasing
-// worker, which just had the resources in its cache. Why no dedicated
-// dispatcher thread: on a node where every core runs a worker it would
-// take a core or add a wake-up (microseconds) to every blocked task; with
-// the role, an uncontended task costs its CAS pair and an inbox push
-// (bench: bank transfer). Why queues per resource rather than seed 004's
-// per holder worker: with few workers a holder's queue holds about all
-// blocked tasks, and re-scanning it on every release made a 10^5-task run
+// The dispatcher is a role, not a thread. A submission whose locks look
+// free is a plain spawn (no lock taken, no mutex): the worker that runs it
+// tries its locks, all or none, and runs it. One refused then, or one
+// whose locks look busy at submission, goes to the dispatcher's queues
+// (under the mutex). The worker that releases locks re-evaluates the
+// queues of the resources it released; a task refused by another resource
+// moves to that resource's queue (seed 004's redistribution); a task that
+// gets its locks goes on the releasing worker's deque, which just had the
+// resources in its cache (thieves take it when that worker is busy).
+// Why no dedicated dispatcher thread: on a node where every core runs a
+// worker it would take a core or add a wake-up (microseconds) to every
+// blocked task; with the role, an uncontended task costs a spawn and its
+// CAS pair. Why locks are taken when the task runs, not at submission: a
+// task that held its locks while it waited in a deque made every later
+// task on those resources conflict (bank transfer, 2x10^6 transfers from
+// one task on 2 workers: 1.56 s with locks at submission and a cap on such
+// tasks, 0.30 s now). Why queues per resource rather than seed 004's per
+// holder worker: with few workers a holder's queue holds about all blocked
+// tasks, and re-scanning it on every release made a 10^5-task run
 // quadratic (it did not finish in 120 s); a resource's queue is scanned
-// only until the first task that resource still refuses.
+// until the first task that resource still refuses while write-locked (a
+// few while read-locked).
 //
 // Fairness: a writer that is blocked by readers registers its ticket in the
 // word; from then on new readers may overtake it at most
@@ -97,40 +105,60 @@ struct resource_state {
   const runtime_core* owner = nullptr;
 };
 
-// A task waiting for (or holding) its locks. Created by submit_with_access;
-// freed after the task ran and released its locks.
+// One lock-mode task: its locks, its place in the queues, and (in the
+// derived access_request_of) the callable and the future's state. Created
+// by submit_with_access; alive until the task ran and released its locks
+// (`self` keeps it alive even when the caller dropped the future).
 struct access_request {
   struct lock {
     resource_state* res;
     access_mode mode;
   };
-  std::vector<lock> locks;  // sorted by resource id
-  task* frame = nullptr;    // the task to run once the locks are held
-  int prio = 0;
-  std::uint64_t seq = 0;       // age: submission order
-  std::uint16_t ticket = 0;    // writer registration in the lock words
-  unsigned holder = 0;         // worker that runs it (and releases its locks)
-};
+  static constexpr std::size_t k_inline_locks = 4;
 
-// Validates the list (non-empty, this runtime's resources, no duplicates),
-// then acquires or queues the request and dispatches it (resource.cpp).
-void submit_access(runtime_core& rt, std::unique_ptr<access_request> req, const access* list, std::size_t n);
-// Called by the task after fn: releases the locks, re-evaluates the queues
-// of the resources it released and the deferred requests, frees the
-// request (resource.cpp).
-void release_access(access_request* req) noexcept;
+  access_request() = default;
+  access_request(const access_request&) = delete;
+  access_request& operator=(const access_request&) = delete;
+
+  lock inline_locks[k_inline_locks];
+  std::unique_ptr<lock[]> more_locks;  // lists longer than k_inline_locks
+  lock* locks = inline_locks;          // sorted by resource id
+  std::uint32_t n_locks = 0;
+  int prio = 0;
+  std::uint64_t seq = 0;     // age: submission order
+  std::uint16_t ticket = 0;  // writer registration in the lock words
+  bool held = false;         // its locks were taken for it by a dispatcher
+  void (*invoke)(access_request*) noexcept = nullptr;    // runs fn into the future's state
+  void (*complete)(access_request*) noexcept = nullptr;  // makes the future ready
+  std::shared_ptr<access_request> self;                  // reset when the task is done
+};
 
 template <class R, class F>
-struct access_task {
-  std::shared_ptr<future_state<R>> state;
-  access_request* req;
-  F fn;
-  void operator()() {
-    state->fill(fn);
-    release_access(req);  // before the future is ready: a waiter may submit conflicting work next
-    state->finish();
+struct access_request_of final : access_request {
+  access_request_of(runtime_core* rt, F&& f, int priority) : state(rt), fn(std::move(f)) {
+    prio = priority;
+    invoke = [](access_request* r) noexcept {
+      auto* me = static_cast<access_request_of*>(r);
+      me->state.fill(me->fn);
+    };
+    complete = [](access_request* r) noexcept {
+      auto* me = static_cast<access_request_of*>(r);
+      // Last: the future may be the only other owner; reset() may free us.
+      std::shared_ptr<access_request> keep = std::move(me->self);
+      me->state.finish();
+    };
   }
+  future_state<R> state;
+  F fn;
 };
+
+// Validates the list (non-empty, this runtime's resources, no duplicates)
+// and fills req's sorted locks; throws usage_error (resource.cpp).
+void prepare_access(runtime_core& rt, access_request& req, const access* list, std::size_t n);
+// Starts a prepared request whose `self` is set: a spawn when its locks
+// look free, else the dispatcher's queues. Throws runtime_error after
+// shutdown, with the request released (resource.cpp).
+void start_access(runtime_core& rt, access_request* req);
 
 }  // namespace detail
 

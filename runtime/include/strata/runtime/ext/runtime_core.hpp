@@ -92,7 +92,11 @@ struct runtime_core {
   // submitted with access and not yet finished (wait_idle waits for them;
   // RMW by submitters and finishing tasks).
   std::unique_ptr<access_dispatcher> access;
-  std::atomic<std::uint64_t> lock_tasks_pending{0};
+  // Lock-mode requests started and finished by threads outside the workers
+  // (the workers count theirs in worker_counters); release increments,
+  // acquire reads in wait_idle.
+  std::atomic<std::uint64_t> external_lock_submitted{0};
+  std::atomic<std::uint64_t> external_lock_released{0};
   std::uint64_t start_ns = 0;
 };
 

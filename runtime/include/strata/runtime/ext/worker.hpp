@@ -47,6 +47,9 @@ inline constexpr std::size_t k_max_tiers = 16;
 struct worker_counters {
   counter executed, spawned, stolen, steal_attempts, steal_failures, injector, inbox, publishes, parks, wakeups,
       high_water, boxed, detached_exceptions, busy_ns, idle_ns;
+  // Lock-mode requests started on this worker / finished (ran and released)
+  // here: wait_idle compares the sums.
+  counter lock_submitted, lock_released;
   // Actors: messages put into mailboxes (sent on this worker / arrived from
   // another), dead letters, actor failures, the deepest mailbox seen,
   // migrations proposed by the monitor and done (moved off this worker).
