@@ -119,8 +119,16 @@ void dataflow_graph::finish(node* n) noexcept {
       }
     }
   }
-  m_finished.fetch_add(1, std::memory_order_release);  // release: wait's acquire sees the task's effects
-  detail::notify_external(m_rt.core().ext);
+  // seq_cst (also release: wait's acquire sees the task's effects): the
+  // increment, then the read of the target, against the waiter's store of
+  // the target, then its read of m_finished: one of the two sees the other.
+  const std::uint64_t finished = m_finished.fetch_add(1, std::memory_order_seq_cst) + 1;
+  // Only the task that completes what a sleeper waits for wakes it; the
+  // others cost no fence and no system call.
+  if (finished >= m_wait_target.load(std::memory_order_seq_cst)) {
+    m_wake.fetch_add(1, std::memory_order_release);  // release: pairs with the waiter's acquire load
+    detail::futex_wake(m_wake, 1 << 30);
+  }
 }
 
 void dataflow_graph::wait() {
@@ -137,7 +145,13 @@ void dataflow_graph::wait() {
           },
           this);
     } else {
-      detail::wait_external(m_rt.core().ext, done);
+      m_wait_target.store(target, std::memory_order_seq_cst);  // seq_cst: see finish
+      for (;;) {
+        const std::uint32_t e = m_wake.load(std::memory_order_acquire);  // acquire: pairs with the bump
+        if (m_finished.load(std::memory_order_seq_cst) >= target) break;  // seq_cst: see finish
+        detail::futex_wait(m_wake, e, 100'000'000);
+      }
+      m_wait_target.store(k_nobody, std::memory_order_relaxed);  // relaxed: the graph is quiescent
     }
   }
   m_track.clear();

@@ -78,6 +78,12 @@ class dataflow_graph {
   std::unordered_map<const detail::resource_state*, track> m_track;
   std::uint64_t m_submitted = 0;
   std::atomic<std::uint64_t> m_finished{0};  // RMW by finishing tasks, read by wait
+  // A thread outside the workers sleeping in wait(): the count it waits
+  // for (k_nobody when none) and its futex word. Only the task that brings
+  // m_finished to that count wakes it (seq_cst on both sides: see finish).
+  static constexpr std::uint64_t k_nobody = ~std::uint64_t{0};
+  std::atomic<std::uint64_t> m_wait_target{k_nobody};
+  std::atomic<std::uint32_t> m_wake{0};
   std::mutex m_error_mutex;                  // guards m_error
   std::exception_ptr m_error;
 };
