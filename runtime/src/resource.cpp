@@ -40,7 +40,7 @@ access_dispatcher& dispatcher_of(runtime_core& rt) noexcept { return *rt.access;
 // One lock, no waiting. The holder byte is set only when the lock goes from
 // free to held, so it names the same worker for as long as it is held
 // (releases re-evaluate that worker's queue). All CAS are seq_cst: they
-// pair with each other and with the seq_cst `blocked` announcement (see
+// pair with each other and with the seq_cst `waiters` announcements (see
 // release_access).
 bool try_lock(const access_dispatcher& d, resource_state& r, access_mode mode, unsigned holder,
               std::uint16_t ticket) noexcept {
@@ -49,7 +49,7 @@ bool try_lock(const access_dispatcher& d, resource_state& r, access_mode mode, u
     if (mode == access_mode::write) {
       if ((w & k_write) != 0 || readers_of(w) != 0) {
         // Register as the waiting writer (readers then front-run at most d.front_runs times).
-        if ((w & k_ticket_mask) == 0 &&
+        if ((w & k_ticket_mask) == 0 && ticket != 0 &&
             !r.word.compare_exchange_weak(w, w | ticket, std::memory_order_seq_cst, std::memory_order_seq_cst)) {
           continue;
         }
@@ -81,12 +81,9 @@ bool try_lock(const access_dispatcher& d, resource_state& r, access_mode mode, u
 // Returns the holder byte of w's lock before the release.
 unsigned unlock(resource_state& r, access_mode mode) noexcept {
   if (mode == access_mode::read) {
-    return holder_of(r.word.fetch_sub(k_reader, std::memory_order_seq_cst));  // seq_cst: see release_access
+    return holder_of(r.word.fetch_sub(k_reader, std::memory_order_seq_cst));  // seq_cst: see finish_access
   }
-  std::uint32_t w = r.word.load(std::memory_order_seq_cst);
-  while (!r.word.compare_exchange_weak(w, w & ~k_write, std::memory_order_seq_cst, std::memory_order_seq_cst)) {
-  }
-  return holder_of(w);
+  return holder_of(r.word.fetch_and(~k_write, std::memory_order_seq_cst));  // seq_cst: as above
 }
 
 // All or none. On failure returns the resource that refused; *taken (if
@@ -108,6 +105,18 @@ std::set<access_request*, request_order>& queue_of(access_dispatcher& d, const r
   return d.waiting[r->id - 1];
 }
 
+// Under d.mutex: a blocked request announces itself (+1) on every resource
+// it asks for before its locked retry, and withdraws (-1) when it is
+// dispatched. seq_cst: a releaser unlocks (seq_cst RMW) and then reads
+// `waiters` (seq_cst); either it sees the announcement, or the retry sees
+// its release (finish_access).
+void announce(access_dispatcher& d, const access_request& req, int delta) noexcept {
+  for (std::size_t i = 0; i < req.n_locks; ++i) {
+    req.locks[i].res->waiters.fetch_add(static_cast<std::uint32_t>(delta), std::memory_order_seq_cst);
+  }
+  d.blocked.fetch_add(static_cast<std::uint64_t>(static_cast<std::int64_t>(delta)), std::memory_order_relaxed);  // relaxed: statistic
+}
+
 // Under d.mutex: tries the requests waiting for resource r, highest
 // priority first. Those that get all their locks go to `to_run`; one
 // refused by another resource moves to that resource's queue (seed 004's
@@ -127,7 +136,7 @@ void reevaluate(access_dispatcher& d, resource_state& r, unsigned runner, std::v
     resource_state* conflict = try_acquire_all(d, *req, runner);
     if (conflict == nullptr) {
       it = q.erase(it);
-      d.blocked.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: the announcement's pair
+      announce(d, *req, -1);
       to_run.push_back(req);
       continue;
     }
@@ -138,8 +147,9 @@ void reevaluate(access_dispatcher& d, resource_state& r, unsigned runner, std::v
       ++it;
       continue;
     }
-    it = q.erase(it);
-    queue_of(d, conflict).insert(req);
+    auto next = std::next(it);
+    queue_of(d, conflict).insert(q.extract(it));  // the node moves: no allocation under the mutex
+    it = next;
   }
 }
 
@@ -204,7 +214,11 @@ void dispatch(runtime_core& rt, const std::vector<access_request*>& to_run, bool
     r->held = true;
     task* t = launch_frame(rt, r);
     if (w != nullptr && !at_submit) {
-      push_local(*w, t);
+      // Quietly: this worker pops it next. Waking an idle worker for the
+      // one task a release let through made a chain of conflicting tasks
+      // (a hot account) pay a futex wake-up and a steal per link.
+      w->deque.push(t);
+      w->counters.spawned.add();
       continue;
     }
     // relaxed: a round-robin counter.
@@ -212,6 +226,9 @@ void dispatch(runtime_core& rt, const std::vector<access_request*>& to_run, bool
     if (w != nullptr && target == w->index && n > 1) target = (target + 1) % n;
     submit_to_worker(rt, target, t);
   }
+  // More than one let through (readers, or tasks on other resources): the
+  // others are for idle workers.
+  if (w != nullptr && !at_submit && (to_run.size() > 1 || w->deque.requested())) publish_and_wake(*w);
 }
 
 // The dispatcher's slow path for a request that is (or looks) refused:
@@ -225,17 +242,23 @@ void block(runtime_core& rt, access_request* req, unsigned runner, std::size_t t
   std::vector<access_request*> to_run;
   {
     std::lock_guard lock(d.mutex);
-    // seq_cst: announce before the retry, so a releaser that released after
-    // our failed try sees blocked > 0 and re-evaluates (pairs with the
-    // seq_cst release and load in finish_access).
-    d.blocked.fetch_add(1, std::memory_order_seq_cst);
+    // Its age and writer ticket: from when it first met the dispatcher (a
+    // task that never waits needs neither, and pays no shared counter).
+    if (req->ticket == 0) {
+      const std::uint64_t seq = d.next_seq.fetch_add(1, std::memory_order_relaxed);  // relaxed: under the mutex
+      req->seq = seq;
+      req->ticket = static_cast<std::uint16_t>((seq & 0x7fff) | 1);
+    }
+    // Announce before the retry, so a releaser that released after our
+    // failed try sees waiters > 0 and re-evaluates (see announce).
+    announce(d, *req, +1);
     if (resource_state* conflict = try_acquire_all(d, *req, runner)) {
       // Usually the youngest of its priority: the hint makes that insert
       // constant time (a queue behind a hot resource holds thousands).
       auto& q = queue_of(d, conflict);
       q.emplace_hint(q.end(), req);
     } else {
-      d.blocked.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: the announcement's pair
+      announce(d, *req, -1);
       to_run.push_back(req);
     }
     for (std::size_t i = 0; i < taken; ++i) reevaluate(d, *req->locks[i].res, runner, to_run);
@@ -243,21 +266,36 @@ void block(runtime_core& rt, access_request* req, unsigned runner, std::size_t t
   dispatch(rt, to_run, at_submit);
 }
 
-// After the task ran: releases its locks; if anyone is blocked, re-evaluates
-// the queues of the released resources and runs what they let through.
-void finish_access(worker& w, access_request* req) noexcept {
+// After the task ran: releases its locks; if a blocked request asks for one
+// of them, re-evaluates the queues of the released resources (under the
+// mutex) and runs what they let through. A release nobody waits for takes
+// no mutex: with a few hot resources, the others' releases stay off it.
+// With `continue_here`, the first request let through is returned for the
+// caller to run next, in place (its locks are held for it).
+access_request* finish_access(worker& w, access_request* req, bool continue_here) noexcept {
   runtime_core& rt = *w.rt;
   access_dispatcher& d = dispatcher_of(rt);
   for (std::size_t i = req->n_locks; i-- > 0;) unlock(*req->locks[i].res, req->locks[i].mode);
-  // seq_cst: after the releases above (pairs with the announcement in block).
-  if (d.blocked.load(std::memory_order_seq_cst) == 0) return;
+  bool waited = false;
+  for (std::size_t i = 0; i < req->n_locks; ++i) {
+    // seq_cst: after the releases above (see announce).
+    waited = waited || req->locks[i].res->waiters.load(std::memory_order_seq_cst) != 0;
+  }
+  if (!waited) return nullptr;
   try {
     std::vector<access_request*> to_run;
     {
       std::lock_guard lock(d.mutex);
       for (std::size_t i = 0; i < req->n_locks; ++i) reevaluate(d, *req->locks[i].res, w.index, to_run);
     }
+    access_request* next = nullptr;
+    if (continue_here && !to_run.empty()) {
+      next = to_run.front();
+      next->held = true;
+      to_run.erase(to_run.begin());
+    }
     dispatch(rt, to_run, false);
+    return next;
   } catch (const std::bad_alloc&) {
     out_of_memory("re-evaluating blocked lock-mode tasks");
   }
@@ -296,9 +334,6 @@ void prepare_access(runtime_core& rt, access_request& req, const access* list, s
 
 void start_access(runtime_core& rt, access_request* req) {
   access_dispatcher& d = dispatcher_of(rt);
-  const std::uint64_t seq = d.next_seq.fetch_add(1, std::memory_order_relaxed);  // relaxed: an age stamp
-  req->seq = seq;
-  req->ticket = static_cast<std::uint16_t>((seq & 0x7fff) | 1);
   worker* w = current_worker();
   const bool on_worker = w != nullptr && w->rt == &rt;
   // Counted before anything can run it (wait_idle: submitted, then released).
@@ -354,10 +389,22 @@ void run_access(access_request* req) noexcept {
       return;
     }
   }
-  req->invoke(req);
-  finish_access(w, req);  // before the future is ready: a waiter may submit conflicting work next
-  w.counters.lock_released.add();  // release: after the dispatches above were counted as spawns
-  req->complete(req);
+  // A chain of tasks on a busy resource (a hot account) runs here, one
+  // after the other, each let through by the release of the one before:
+  // no frame, no deque, no wake-up per link. A task let through and pushed
+  // instead could sit under a submitter's fresh tasks holding its locks,
+  // and every task on its resources would queue behind it. At most
+  // k_chain links, then the worker goes back to its other work.
+  constexpr unsigned k_chain = 64;
+  for (unsigned link = 1;; ++link) {
+    req->invoke(req);
+    // Before the future is ready: a waiter may submit conflicting work next.
+    access_request* next = finish_access(w, req, link < k_chain);
+    w.counters.lock_released.add();  // release: after the dispatches above were counted as spawns
+    req->complete(req);
+    if (next == nullptr) return;
+    req = next;
+  }
 }
 
 }  // namespace detail

@@ -31,8 +31,9 @@ struct access_dispatcher {
   // the queue of the resource whose lock refused it (waiting[id - 1]).
   std::mutex mutex;
   std::deque<std::set<access_request*, request_order>> waiting;
-  // Requests announced blocked: raised (seq_cst) before the locked retry,
-  // read (seq_cst) by releasers after their release; see finish_access.
+  // Blocked requests (RMW under the mutex; read relaxed as a statistic by
+  // submitters, see admission). Releasers look at each resource's
+  // `waiters` instead (resource.cpp, announce).
   std::atomic<std::uint64_t> blocked{0};
   std::atomic<std::uint64_t> next_seq{0};     // request ages (RMW by submitters)
   std::atomic<std::uint32_t> next_worker{0};  // round robin for requests dispatched at submission

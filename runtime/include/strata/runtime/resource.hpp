@@ -101,6 +101,9 @@ namespace detail {
 struct resource_state {
   std::atomic<std::uint32_t> word{0};
   std::atomic<std::uint32_t> front_runs{0};  // readers that overtook a registered writer
+  // Blocked requests that ask for this resource: RMW (seq_cst) under the
+  // dispatcher's mutex, read (seq_cst) by releasers after their release.
+  std::atomic<std::uint32_t> waiters{0};
   std::uint32_t id = 0;
   const runtime_core* owner = nullptr;
 };
@@ -125,8 +128,8 @@ struct access_request {
   lock* locks = inline_locks;          // sorted by resource id
   std::uint32_t n_locks = 0;
   int prio = 0;
-  std::uint64_t seq = 0;     // age: submission order
-  std::uint16_t ticket = 0;  // writer registration in the lock words
+  std::uint64_t seq = 0;     // age: when it first went to the dispatcher
+  std::uint16_t ticket = 0;  // writer registration in the lock words (0: not yet)
   bool held = false;         // its locks were taken for it by a dispatcher
   void (*invoke)(access_request*) noexcept = nullptr;    // runs fn into the future's state
   void (*complete)(access_request*) noexcept = nullptr;  // makes the future ready
