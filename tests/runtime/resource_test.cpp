@@ -49,6 +49,43 @@ TEST(LockMode, BankTransfersKeepTheTotal) {
   EXPECT_EQ(total, 1000L * k_accounts);
 }
 
+// One task submits every transfer (as the bank benchmark does), a third of
+// them through one hot account: the chains that build up behind it run in
+// place on the releasing worker, and the submitter, once its own deque holds
+// about a thousand tasks, runs some itself instead of piling up all of them.
+TEST(LockMode, ASubmittingTaskKeepsItsBacklogBoundedAndHotChainsComplete) {
+  for (unsigned workers : {1u, 2u}) {
+    strata::runtime rt(strata::test::workers(workers));
+    constexpr int k_accounts = 512;
+    std::vector<strata::resource> res;
+    for (int i = 0; i < k_accounts; ++i) res.push_back(rt.make_resource());
+    std::vector<long> balance(k_accounts, 1000);
+    std::atomic<std::size_t> ran{0};
+    const std::size_t n = strata::test::scaled(200000);
+    rt.submit([&] {
+       std::mt19937 rng(7);
+       for (std::size_t t = 0; t < n; ++t) {
+         const auto a = t % 3 == 0 ? std::size_t{0} : static_cast<std::size_t>(rng() % k_accounts);
+         auto b = static_cast<std::size_t>(rng() % k_accounts);
+         if (b == a) b = (b + 1) % k_accounts;
+         rt.submit_with_access({strata::write(res[a]), strata::write(res[b])}, [&balance, &ran, a, b] {
+           balance[a] -= 3;
+           balance[b] += 3;
+           ran.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after wait_idle
+         });
+       }
+     }).get();
+    rt.wait_idle();
+    EXPECT_EQ(ran.load(), n) << workers << " workers";
+    long total = 0;
+    for (long x : balance) total += x;
+    EXPECT_EQ(total, 1000L * k_accounts) << workers << " workers";
+    std::uint64_t high_water = 0;
+    for (const auto& w : rt.stats().workers) high_water = std::max(high_water, w.deque_high_water);
+    EXPECT_LE(high_water, 2048u) << "the submitter piled up its tasks (" << workers << " workers)";
+  }
+}
+
 TEST(LockMode, BlockedTasksStartInPriorityOrder) {
   strata::runtime rt(strata::test::workers(2));
   auto r = rt.make_resource();
