@@ -354,10 +354,13 @@ void start_access(runtime_core& rt, access_request* req) {
     if (on_worker) {
       // A submitter far ahead of the workers (a loop of 10^6 submissions
       // in one task) would keep every submitted request alive at once:
-      // beyond k_submit_backlog pending tasks on its own deque it first
-      // runs the youngest of them itself, as future::get helps.
+      // beyond k_submit_backlog tasks in its own deque it first runs the
+      // youngest of them itself, as future::get helps.
+      // (The cheap bound first; the real size costs a load of the shared top.)
       task* mine;
-      if (w->deque.private_size() >= k_submit_backlog && w->deque.pop(mine)) run_task(*w, mine);
+      if (w->deque.size_bound() >= k_submit_backlog && w->deque.size() >= k_submit_backlog && w->deque.pop(mine)) {
+        run_task(*w, mine);
+      }
       push_local(*w, t);
     } else {
       submit_external(rt, t);

@@ -340,8 +340,9 @@ void publish_and_wake(worker& w) noexcept {
 
 void poll_sources(worker& w) noexcept {
   w.ticks_left = k_injector_period;
-  // Sampled here (every k_injector_period tasks) rather than on every push.
-  w.counters.high_water.max(static_cast<std::uint64_t>(w.deque.size_bound()));
+  // Sampled here (every k_injector_period tasks) rather than on every push;
+  // the real size (the cached top can be far behind the thieves).
+  w.counters.high_water.max(static_cast<std::uint64_t>(w.deque.size()));
   if (task* t = pop_injector(w, node_of(w))) {
     w.deque.push(t);  // moved, not created: not counted as a spawn
     if (w.deque.requested() || w.idle->word.load(std::memory_order_relaxed) != 0) publish_and_wake(w);  // relaxed: hint

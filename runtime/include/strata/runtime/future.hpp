@@ -2,13 +2,14 @@
 //
 //   auto f = rt.submit([] { return 42; });
 //   int v = f.get();   // on a worker: runs other tasks while waiting;
-//                      // elsewhere: sleeps on a futex
+//                      // elsewhere: sleeps on the future's own futex word
 //
 // get() returns the value once (moves it out) or rethrows the task's
 // exception; a second get() is a usage_error.
 //
 // Memory ordering: the task's effects happen-before get() returns (the
-// release store of `ready` pairs with the acquire loads in ready()).
+// release exchange of `ready` pairs with the acquire loads in ready() and
+// wait_outside()).
 #pragma once
 
 #include <atomic>

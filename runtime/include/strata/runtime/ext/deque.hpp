@@ -187,6 +187,13 @@ class worker_deque {
 
   // An upper bound of the elements in the deque, from owner-private values only.
   std::int64_t size_bound() const noexcept { return m_bottom - m_top_cache; }
+  // The elements in the deque now (owner only): one acquire load of the
+  // shared top (pairs with the thieves' CAS on it), which also refreshes
+  // the owner's cached copy.
+  std::int64_t size() noexcept {
+    m_top_cache = m_shared->top.load(std::memory_order_acquire);
+    return m_bottom - m_top_cache;
+  }
   // Number of private elements (owner only).
   std::int64_t private_size() const noexcept { return m_bottom - m_split; }
   // True when a thief asked for work since the last publish.
