@@ -1,14 +1,18 @@
 // bank on strata, lock mode: one resource per account, one
 // submit_with_access({write(from), write(to)}) per transfer, all submitted
-// by one task on a worker (rt.submit(...).get()), then wait_idle(). The
-// runtime takes both locks all or none; a refused transfer waits in the
-// queue of the refusing account and runs on the worker that releases it.
+// by one task on a worker (rt.submit(...).get()), then wait_idle(). A
+// transfer whose accounts look free is a plain spawn and the worker that
+// runs it takes both locks, all or none; a refused one waits in the queue
+// of the refusing account, and the release that lets it through runs it
+// in place. The submitting task runs some of its own transfers once its
+// deque holds about a thousand (resource.cpp).
 //
 // Submitting from inside a task measured faster than from the harness thread
 // (2 vCPU VM, 2*10^5 transfers: uniform 1.05 vs 0.27 Mtransfers/s at 1
-// worker, 1.07 vs 0.69 at 2; Zipf 0.49 vs 0.22 and 0.63 vs 0.45), likely
-// because a task submitted from outside goes into the node's injector and
-// one submitted on a worker onto that worker's own deque (runtime.hpp).
+// worker, 1.07 vs 0.69 at 2; Zipf 0.49 vs 0.22 and 0.63 vs 0.45, with the
+// earlier design that took the locks at submission), likely because a task
+// submitted from outside goes into the node's injector and one submitted on
+// a worker onto that worker's own deque (runtime.hpp).
 #include <vector>
 
 #include <strata/strata.hpp>
