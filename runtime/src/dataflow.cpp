@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include <strata/runtime/dataflow.hpp>
 #include <strata/runtime/runtime.hpp>
@@ -103,6 +104,9 @@ void dataflow_graph::launch(node* n) {
 }
 
 void dataflow_graph::finish(node* n) noexcept {
+  // relaxed: ordered before the waiter's read of it by the seq_cst increment
+  // of m_finished below, which the waiter acquires.
+  m_finishing.fetch_add(1, std::memory_order_relaxed);
   std::vector<node*> succ;
   {
     std::lock_guard lock(n->mutex);
@@ -129,6 +133,9 @@ void dataflow_graph::finish(node* n) noexcept {
     m_wake.fetch_add(1, std::memory_order_release);  // release: pairs with the waiter's acquire load
     detail::futex_wake(m_wake, 1 << 30);
   }
+  // The last access to the graph: wait() returns (and the graph may be
+  // destroyed) only after this (release: pairs with the acquire in wait).
+  m_finishing.fetch_sub(1, std::memory_order_release);
 }
 
 void dataflow_graph::wait() {
@@ -154,6 +161,10 @@ void dataflow_graph::wait() {
       m_wait_target.store(k_nobody, std::memory_order_relaxed);  // relaxed: the graph is quiescent
     }
   }
+  // Finishers that counted the last tasks may still be on their way out of
+  // finish(): they touch the graph until they leave (found by review: a use
+  // after free when the caller destroyed the graph right after wait()).
+  while (m_finishing.load(std::memory_order_acquire) != 0) std::this_thread::yield();  // acquire: see finish
   m_track.clear();
   m_nodes.clear();
   m_submitted = 0;

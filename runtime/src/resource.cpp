@@ -42,8 +42,10 @@ access_dispatcher& dispatcher_of(runtime_core& rt) noexcept { return *rt.access;
 // (releases re-evaluate that worker's queue). All CAS are seq_cst: they
 // pair with each other and with the seq_cst `waiters` announcements (see
 // release_access).
+// *cleared: set when a writer's own waiting registration was served (its
+// ticket removed from the word).
 bool try_lock(const access_dispatcher& d, resource_state& r, access_mode mode, unsigned holder,
-              std::uint16_t ticket) noexcept {
+              std::uint16_t ticket, bool* cleared) noexcept {
   std::uint32_t w = r.word.load(std::memory_order_seq_cst);
   for (;;) {
     if (mode == access_mode::write) {
@@ -56,9 +58,11 @@ bool try_lock(const access_dispatcher& d, resource_state& r, access_mode mode, u
         return false;
       }
       std::uint32_t next = with_holder(w | k_write, holder);
-      if ((w & k_ticket_mask) == ticket) next &= ~k_ticket_mask;  // our registration is served
+      const bool served = ticket != 0 && (w & k_ticket_mask) == ticket;
+      if (served) next &= ~k_ticket_mask;  // our registration is served
       if (r.word.compare_exchange_weak(w, next, std::memory_order_seq_cst, std::memory_order_seq_cst)) {
         r.front_runs.store(0, std::memory_order_relaxed);  // relaxed: read under the same word's protocol
+        if (served) *cleared = true;
         return true;
       }
       continue;
@@ -87,14 +91,18 @@ unsigned unlock(resource_state& r, access_mode mode) noexcept {
 }
 
 // All or none. On failure returns the resource that refused; *taken (if
-// given) is the number of locks that were held for a moment and given back.
+// given) is the number of locks that were held for a moment and given
+// back, and *cleared (if given) whether one of those moments served the
+// request's own writer registration (the ticket is gone from that word).
 resource_state* try_acquire_all(const access_dispatcher& d, access_request& req, unsigned holder,
-                                std::size_t* taken = nullptr) noexcept {
+                                std::size_t* taken = nullptr, bool* cleared = nullptr) noexcept {
+  bool served = false;
   for (std::size_t i = 0; i < req.n_locks; ++i) {
     auto& l = req.locks[i];
-    if (!try_lock(d, *l.res, l.mode, holder, req.ticket)) {
+    if (!try_lock(d, *l.res, l.mode, holder, req.ticket, &served)) {
       for (std::size_t j = i; j-- > 0;) unlock(*req.locks[j].res, req.locks[j].mode);
       if (taken != nullptr) *taken = i;
+      if (cleared != nullptr) *cleared = served;
       return l.res;
     }
   }
@@ -127,13 +135,32 @@ void announce(access_dispatcher& d, const access_request& req, int delta) noexce
 // flood of 10^6 tasks over 64 resources made that quadratic: 219 s). While
 // r is free, the pass goes on (the requests it refuses wait for a writer
 // that holds a ticket on r and will release r after it ran).
-void reevaluate(access_dispatcher& d, resource_state& r, unsigned runner, std::vector<access_request*>& to_run) {
+// Resources whose queues must be (re-)evaluated under the mutex: no
+// duplicates.
+using resource_work = std::vector<resource_state*>;
+void add_work(resource_work& work, resource_state* r) {
+  if (std::find(work.begin(), work.end(), r) == work.end()) work.push_back(r);
+}
+// A failed try that held its first `taken` locks for a moment and served
+// its own writer registration on one of them: those resources' queues get
+// another look. The ticket is gone, so requests it refused may pass now,
+// and no release will follow (found by review: two requests each refused
+// by the other's ticket, both resources free, nothing ran).
+void add_taken(resource_work& work, const access_request& req, std::size_t taken) {
+  for (std::size_t i = 0; i < taken; ++i) add_work(work, req.locks[i].res);
+}
+
+void reevaluate(access_dispatcher& d, resource_state& r, unsigned runner, std::vector<access_request*>& to_run,
+                resource_work& work) {
   constexpr unsigned k_scan_refusals = 8;
   auto& q = queue_of(d, &r);
   unsigned refused = 0;
   for (auto it = q.begin(); it != q.end();) {
     access_request* req = *it;
-    resource_state* conflict = try_acquire_all(d, *req, runner);
+    std::size_t taken = 0;
+    bool cleared = false;
+    resource_state* conflict = try_acquire_all(d, *req, runner, &taken, &cleared);
+    if (cleared) add_taken(work, *req, taken);
     if (conflict == nullptr) {
       it = q.erase(it);
       announce(d, *req, -1);
@@ -153,9 +180,18 @@ void reevaluate(access_dispatcher& d, resource_state& r, unsigned runner, std::v
   }
 }
 
-// Pending tasks on a submitting worker's deque beyond which a submission
-// runs one of them first (start_access).
-constexpr std::int64_t k_submit_backlog = 1024;
+// Under d.mutex: evaluates the queues in `work` and those that the passes
+// add, at most k_passes passes (each pass either lets a task through,
+// moves one, or stops at a refusal; the bound keeps a pathological cycle
+// of momentary holds from spinning under the mutex).
+void reevaluate_all(access_dispatcher& d, resource_work& work, unsigned runner, std::vector<access_request*>& to_run) {
+  constexpr unsigned k_passes = 64;
+  for (unsigned pass = 0; pass < k_passes && !work.empty(); ++pass) {
+    resource_state* r = work.front();
+    work.erase(work.begin());
+    reevaluate(d, *r, runner, to_run, work);
+  }
+}
 
 // A request that holds locks (or a queue that misses one) cannot be put
 // aside without blocking other tasks forever: say so and stop rather than
@@ -224,7 +260,9 @@ void dispatch(runtime_core& rt, const std::vector<access_request*>& to_run, bool
     // relaxed: a round-robin counter.
     unsigned target = rt.access->next_worker.fetch_add(1, std::memory_order_relaxed) % n;
     if (w != nullptr && target == w->index && n > 1) target = (target + 1) % n;
-    submit_to_worker(rt, target, t);
+    // Off the workers only at submission, by a submitter that start_access
+    // admitted: shutdown waits for it, so this cannot be refused.
+    submit_to_worker(rt, target, t, w == nullptr);
   }
   // More than one let through (readers, or tasks on other resources): the
   // others are for idle workers.
@@ -252,7 +290,12 @@ void block(runtime_core& rt, access_request* req, unsigned runner, std::size_t t
     // Announce before the retry, so a releaser that released after our
     // failed try sees waiters > 0 and re-evaluates (see announce).
     announce(d, *req, +1);
-    if (resource_state* conflict = try_acquire_all(d, *req, runner)) {
+    resource_work work;
+    add_taken(work, *req, taken);
+    std::size_t retry_taken = 0;
+    bool cleared = false;
+    if (resource_state* conflict = try_acquire_all(d, *req, runner, &retry_taken, &cleared)) {
+      if (cleared) add_taken(work, *req, retry_taken);
       // Usually the youngest of its priority: the hint makes that insert
       // constant time (a queue behind a hot resource holds thousands).
       auto& q = queue_of(d, conflict);
@@ -261,7 +304,7 @@ void block(runtime_core& rt, access_request* req, unsigned runner, std::size_t t
       announce(d, *req, -1);
       to_run.push_back(req);
     }
-    for (std::size_t i = 0; i < taken; ++i) reevaluate(d, *req->locks[i].res, runner, to_run);
+    reevaluate_all(d, work, runner, to_run);
   }
   dispatch(rt, to_run, at_submit);
 }
@@ -286,7 +329,9 @@ access_request* finish_access(worker& w, access_request* req, bool continue_here
     std::vector<access_request*> to_run;
     {
       std::lock_guard lock(d.mutex);
-      for (std::size_t i = 0; i < req->n_locks; ++i) reevaluate(d, *req->locks[i].res, w.index, to_run);
+      resource_work work;
+      for (std::size_t i = 0; i < req->n_locks; ++i) add_work(work, req->locks[i].res);
+      reevaluate_all(d, work, w.index, to_run);
     }
     access_request* next = nullptr;
     if (continue_here && !to_run.empty()) {
@@ -336,43 +381,66 @@ void start_access(runtime_core& rt, access_request* req) {
   access_dispatcher& d = dispatcher_of(rt);
   worker* w = current_worker();
   const bool on_worker = w != nullptr && w->rt == &rt;
+  if (!on_worker) {
+    // Admitted once for the whole submission: shutdown waits until it is
+    // queued or handed to a worker, so no step below can be refused while
+    // the request holds locks (found by review: a retry that got the locks,
+    // then a refused hand-over, leaked them and hung shutdown).
+    try {
+      admit_external(rt);
+    } catch (...) {
+      destroy_request(req);
+      throw;
+    }
+  }
+  struct leave {
+    runtime_core* rt;
+    ~leave() {
+      if (rt != nullptr) end_external(*rt);
+    }
+  } admitted{on_worker ? nullptr : &rt};
   // Counted before anything can run it (wait_idle: submitted, then released).
+  auto count = [&](bool released) {
+    if (on_worker) {
+      (released ? w->counters.lock_released : w->counters.lock_submitted).add();
+    } else {
+      // release: wait_idle's acquire reads.
+      (released ? rt.external_lock_released : rt.external_lock_submitted).fetch_add(1, std::memory_order_release);
+    }
+  };
+  count(false);
+  // relaxed: a hint (see access_dispatcher::admission).
+  if (looks_busy(*req) && d.blocked.load(std::memory_order_relaxed) < d.admission) {
+    try {
+      block(rt, req, on_worker ? w->index : 0, 0, true);
+    } catch (const std::bad_alloc&) {
+      out_of_memory("queueing a lock-mode task at submission");
+    }
+    return;
+  }
+  // Its locks look free (or the queues are long): a plain spawn; the
+  // worker that runs it takes the locks (run_access). No helping here
+  // (running an older task inside the submission): the submitter may hold
+  // locks or mutexes that task needs (a review found that deadlock), so a
+  // loop of 10^6 submissions in one task keeps them pending until workers
+  // take them.
+  task* t;
+  try {
+    t = launch_frame(rt, req);
+  } catch (...) {
+    count(true);  // it never existed for wait_idle
+    destroy_request(req);
+    throw;
+  }
   if (on_worker) {
-    w->counters.lock_submitted.add();
-  } else {
-    rt.external_lock_submitted.fetch_add(1, std::memory_order_release);  // release: wait_idle counts it
+    push_local(*w, t);
+    return;
   }
   try {
-    // relaxed: a hint (see access_dispatcher::admission).
-    if (looks_busy(*req) && d.blocked.load(std::memory_order_relaxed) < d.admission) {
-      block(rt, req, on_worker ? w->index : 0, 0, true);
-      return;
-    }
-    // Its locks look free (or the queues are long): a plain spawn; the
-    // worker that runs it takes the locks (run_access).
-    task* t = launch_frame(rt, req);
-    if (on_worker) {
-      // A submitter far ahead of the workers (a loop of 10^6 submissions
-      // in one task) would keep every submitted request alive at once:
-      // beyond k_submit_backlog tasks in its own deque it first runs the
-      // youngest of them itself, as future::get helps.
-      // (The cheap bound first; the real size costs a load of the shared top.)
-      task* mine;
-      if (w->deque.size_bound() >= k_submit_backlog && w->deque.size() >= k_submit_backlog && w->deque.pop(mine)) {
-        run_task(*w, mine);
-      }
-      push_local(*w, t);
-    } else {
-      submit_external(rt, t);
-    }
-  } catch (...) {
-    // Nothing of the request was queued or run (shutdown, or no memory):
-    // it never existed for wait_idle either.
-    if (on_worker) {
-      w->counters.lock_released.add();
-    } else {
-      rt.external_lock_released.fetch_add(1, std::memory_order_release);  // release: wait_idle's acquire reads
-    }
+    submit_external(rt, t, true);
+  } catch (...) {  // the injector could not take it (no memory): nothing ran
+    delete t;      // a heap frame (launch_frame off the workers) with a trivial callable
+    count(true);
     destroy_request(req);
     throw;
   }

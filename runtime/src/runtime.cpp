@@ -371,7 +371,20 @@ std::size_t caller_node(const runtime_core& rt) noexcept {
 
 }  // namespace
 
-void submit_external(runtime_core& rt, task* t) {
+void admit_external(runtime_core& rt) {
+  // seq_cst: Dekker with shutdown, as in submit_guard.
+  rt.active_submits.fetch_add(1, std::memory_order_seq_cst);
+  if (!rt.accepting.load(std::memory_order_seq_cst)) {
+    rt.active_submits.fetch_sub(1, std::memory_order_seq_cst);
+    throw runtime_error("strata: the runtime is shutting down or shut down; it takes no new tasks");
+  }
+}
+
+void end_external(runtime_core& rt) noexcept {
+  rt.active_submits.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: shutdown waits for 0
+}
+
+void submit_external(runtime_core& rt, task* t, bool admitted) {
   worker* w = current_worker();
   if (w != nullptr && w->rt == &rt) {  // a worker of this runtime: its own deque
     w->counters.spawned.add();
@@ -379,7 +392,8 @@ void submit_external(runtime_core& rt, task* t) {
     publish_and_wake(*w);
     return;
   }
-  submit_guard guard(rt, t);
+  std::optional<submit_guard> guard;
+  if (!admitted) guard.emplace(rt, t);
   rt.external_created.fetch_add(1, std::memory_order_release);  // release: wait_idle counts it
   const std::size_t node = caller_node(rt);
   rt.injectors[node]->push(t);
@@ -394,13 +408,13 @@ void submit_external(runtime_core& rt, task* t) {
   maybe_wake(rt, near);
 }
 
-void submit_to_worker(runtime_core& rt, unsigned index, task* t) {
+void submit_to_worker(runtime_core& rt, unsigned index, task* t, bool admitted) {
   worker* w = current_worker();
   std::optional<submit_guard> guard;
   if (w != nullptr && w->rt == &rt) {
     w->counters.spawned.add();
   } else {
-    guard.emplace(rt, t);
+    if (!admitted) guard.emplace(rt, t);
     rt.external_created.fetch_add(1, std::memory_order_release);  // release: wait_idle counts it
   }
   worker& target = *rt.workers[index];

@@ -84,6 +84,8 @@ class dataflow_graph {
   static constexpr std::uint64_t k_nobody = ~std::uint64_t{0};
   std::atomic<std::uint64_t> m_wait_target{k_nobody};
   std::atomic<std::uint32_t> m_wake{0};
+  // finish() calls still running (RMW by finishers; wait() waits for 0).
+  std::atomic<std::uint32_t> m_finishing{0};
   std::mutex m_error_mutex;                  // guards m_error
   std::exception_ptr m_error;
 };

@@ -117,9 +117,14 @@ void help_until(worker& w, bool (*pred)(const void*), const void* ctx);
 // Hands a task created outside the runtime's workers to the injector of the
 // caller's NUMA node and wakes a worker if nobody spins (runtime.cpp).
 // Throws runtime_error after shutdown began.
-void submit_external(runtime_core& rt, task* t);
+void submit_external(runtime_core& rt, task* t, bool admitted = false);
 // Hands a task to one worker's inbox; it runs on that worker (runtime.cpp).
-void submit_to_worker(runtime_core& rt, unsigned worker, task* t);
+void submit_to_worker(runtime_core& rt, unsigned worker, task* t, bool admitted = false);
+// A thread outside the workers that will submit several frames as one
+// operation: admitted once (runtime_error after shutdown began), and
+// shutdown waits until it ends. Its submissions pass admitted = true.
+void admit_external(runtime_core& rt);
+void end_external(runtime_core& rt) noexcept;
 
 // Starts / stops the load monitor thread (actor.cpp).
 void start_monitor(runtime_core& rt, unsigned period_ms);
