@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -202,6 +203,51 @@ TEST(LockMode, WritersRefusedByEachOthersTicketsBothRun) {
   EXPECT_TRUE(y.ready()) << "Y never ran with a and b free";
   if (!(x.ready() && y.ready())) rt.submit_with_access({strata::read(a)}, [] {}).get();  // unstick, so teardown ends
   rt.wait_idle();
+}
+
+// Submitters outside the workers race shutdown() on one contended
+// resource: shutdown must finish (found by review: a request that got its
+// lock in the submitter's retry was refused the hand-over to a worker,
+// kept the lock, and shutdown waited forever). Every refusal is a clear
+// runtime_error.
+TEST(LockMode, ShutdownWhileOutsideSubmittersContendFinishes) {
+  for (int round = 0; round < 20; ++round) {
+    auto rt = std::make_unique<strata::runtime>(strata::test::workers(2));
+    auto r = rt->make_resource();
+    std::atomic<bool> stop{false};
+    std::atomic<long> refused{0};
+    auto submitter = [&] {
+      while (!stop.load()) {
+        try {
+          rt->submit_with_access({strata::write(r)}, [] {
+            std::atomic<int> spin{0};
+            while (spin.fetch_add(1, std::memory_order_relaxed) < 200) {  // relaxed: a delay
+            }
+          });
+        } catch (const strata::runtime_error&) {
+          if (refused.fetch_add(1) > 1000) return;
+        }
+      }
+    };
+    std::thread a(submitter), b(submitter), c(submitter);
+    std::this_thread::sleep_for(5ms);
+    std::atomic<bool> done{false};
+    std::thread closer([&] {
+      rt->shutdown();
+      done.store(true);
+    });
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (!done.load() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+    if (!done.load()) {
+      ADD_FAILURE() << "shutdown did not finish in 10 s (round " << round << ")";
+      std::_Exit(1);  // the runtime cannot be torn down: end the test binary instead of hanging
+    }
+    stop.store(true);
+    a.join();
+    b.join();
+    c.join();
+    closer.join();
+  }
 }
 
 TEST(LockMode, DeterministicModeGivesTheSameOrderEveryRun) {
