@@ -625,15 +625,7 @@ actor_address spawn_actor(runtime_core& rt, spawn_request req) {
     throw runtime_error("strata: worker " + std::to_string(target) + " has no free actor slot (" +
                         std::to_string(actor_address::k_max_slots) + " per worker)");
   }
-  task* t;
-  if (w != nullptr && w->rt == &rt) {
-    t = w->pool.allocate();
-  } else {
-    t = new task{};
-    t->home = k_no_home;
-  }
-  t->group = nullptr;
-  t->how = completion::detached;
+  task* t = detached_frame(rt, w);
   emplace_callable(t, install_task(a, req.factory.release(), index, req.aff));
   submit_to_worker(rt, target, t);  // throws after shutdown (the frame's callable frees the actor)
   return actor_address::make(rt.rank, target, index, 1);

@@ -222,16 +222,7 @@ struct access_launch {
 
 // A frame that runs req: from the calling worker's pool, else the heap.
 task* launch_frame(runtime_core& rt, access_request* req) {
-  worker* w = current_worker();
-  task* t;
-  if (w != nullptr && w->rt == &rt) {
-    t = w->pool.allocate();
-  } else {
-    t = new task{};
-    t->home = k_no_home;
-  }
-  t->group = nullptr;
-  t->how = completion::detached;
+  task* t = detached_frame(rt, current_worker());
   emplace_callable(t, access_launch{req});
   return t;
 }

@@ -130,6 +130,21 @@ void end_external(runtime_core& rt) noexcept;
 void start_monitor(runtime_core& rt, unsigned period_ms);
 void stop_monitor(runtime_core& rt) noexcept;
 
+// A frame for a detached task of rt, its callable not yet built: from the
+// pool of w when w is one of rt's workers, else from the heap.
+inline task* detached_frame(runtime_core& rt, worker* w) {
+  task* t;
+  if (w != nullptr && w->rt == &rt) {
+    t = w->pool.allocate();
+  } else {
+    t = new task{};
+    t->home = k_no_home;
+  }
+  t->group = nullptr;
+  t->how = completion::detached;
+  return t;
+}
+
 // Spawn fast path. Private push; then, only if a thief asked for work or
 // the private part was empty and some worker idles, share and maybe wake.
 inline void push_local(worker& w, task* t) noexcept {
