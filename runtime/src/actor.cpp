@@ -115,8 +115,7 @@ void push_to(runtime_core& rt, unsigned index, task* t) noexcept {
 // any install task before it has run).
 void deliver(worker& w, task* t, bool from_inbox) noexcept {
   const actor_address a = actor_address::from_bits(t->tag);
-  actor_table& tab = table_of(w);
-  actor_slot* s = tab.find(a.slot());
+  actor_slot* s = w.actors != nullptr ? w.actors->find(a.slot()) : nullptr;  // no table yet: no actor here
   if (s != nullptr && s->generation == a.generation()) {
     if (s->state == slot_state::live) {
       (from_inbox ? w.counters.messages_remote : w.counters.messages_local).add();
@@ -201,29 +200,29 @@ void retire_slot(worker& w, actor_table& tab, actor_slot& s) noexcept {
   tab.free_slot(s.index);
 }
 
-void actor_turn(worker& w, actor_table& tab, actor_slot& s) {
-  actor_context ctx(&w, address_of(w, s));
-  actor_base* const outer_actor = w.turn_actor;
-  actor_context* const outer_ctx = w.turn_ctx;
-  const unsigned budget = w.rt->actor_budget;
+// One turn of slot s: at most the budget's messages, one at a time. The
+// caller (run_turn) has saved the outer turn and points w.turn_ctx at ctx.
+[[gnu::always_inline]] inline void actor_turn(worker& w, actor_table& tab, actor_slot& s, actor_context& ctx) {
+  ctx.begin(address_of(w, s));
   s.running = true;
-  for (unsigned n = 0; n < budget && s.mail_head != nullptr && s.state == slot_state::live; ++n) {
+  std::exception_ptr err;  // outside the loop: a message that does not throw costs one test
+  for (unsigned left = w.rt->actor_budget; left != 0 && s.mail_head != nullptr && s.state == slot_state::live;
+       --left) {
     task* m = dequeue(s);
-    w.turn_actor = s.actor;
-    w.turn_ctx = &ctx;
-    std::exception_ptr err;
+    w.turn_actor = s.actor;  // per message: a restart replaces the actor
     try {
       m->run(m);
     } catch (...) {
       err = std::current_exception();
     }
-    w.turn_actor = outer_actor;
-    w.turn_ctx = outer_ctx;
     if (m->destroy != nullptr) m->destroy(m);
     free_frame(w, m);
     w.counters.executed.add();
     ++s.handled;
-    if (err) on_failure(w, s, err);
+    if (err) [[unlikely]] {
+      on_failure(w, s, err);
+      err = nullptr;
+    }
     if (ctx.stop_requested()) s.state = slot_state::stopped;
   }
   s.running = false;
@@ -238,20 +237,28 @@ void actor_turn(worker& w, actor_table& tab, actor_slot& s) {
 // A turn frame: this actor's turn, then the turns that became due meanwhile
 // (an actor conversation on one worker: each message's reader is ready
 // right after the writer's turn), at most k_chained of them before the
-// worker looks at its inbox and deque again. Each chained turn was counted
-// as a task when it was queued, so it is counted as executed here.
+// worker looks at its inbox and deque again. The outer turn (a turn that
+// waits in a nested help) is saved once for the chain, and one context
+// serves every turn of it. Each chained turn was counted as a task when it
+// was queued, so it is counted as executed here.
 constexpr int k_chained = 16;
 
 void run_turn(task* turn) {
   worker& w = *current_worker();
   actor_table& tab = *w.actors;
-  actor_turn(w, tab, *tab.find(static_cast<std::uint32_t>(turn->tag)));
+  actor_base* const outer_actor = w.turn_actor;
+  actor_context* const outer_ctx = w.turn_ctx;
+  actor_context ctx(&w, actor_address{});
+  w.turn_ctx = &ctx;
+  actor_turn(w, tab, *tab.find(static_cast<std::uint32_t>(turn->tag)), ctx);
   for (int k = 0; k < k_chained; ++k) {
     task* next = pop_ready(w);
     if (next == nullptr) break;
-    actor_turn(w, tab, *tab.find(static_cast<std::uint32_t>(next->tag)));
+    actor_turn(w, tab, *tab.find(static_cast<std::uint32_t>(next->tag)), ctx);
     w.counters.executed.add();
   }
+  w.turn_actor = outer_actor;
+  w.turn_ctx = outer_ctx;
 }
 
 void install(worker& w, std::uint32_t index, std::uint16_t gen, actor_base* a, std::unique_ptr<actor_factory> f,
@@ -574,6 +581,11 @@ task* pop_ready(worker& w) noexcept {
 }
 
 
+void send_local(worker& w, task* t) noexcept {
+  w.counters.spawned.add();  // handled (or dead-lettered) later: wait_idle waits for it
+  deliver(w, t, false);
+}
+
 void send_message(runtime_core& rt, task* t) {
   const actor_address a = actor_address::from_bits(t->tag);
   if (a.rank() != rt.rank || a.worker() >= rt.workers.size()) {
@@ -589,8 +601,7 @@ void send_message(runtime_core& rt, task* t) {
   }
   worker* w = current_worker();
   if (w != nullptr && w->rt == &rt && w->index == a.worker()) {
-    w->counters.spawned.add();  // handled (or dead-lettered) later: wait_idle waits for it
-    deliver(*w, t, false);
+    send_local(*w, t);
     return;
   }
   submit_to_worker(rt, a.worker(), t);

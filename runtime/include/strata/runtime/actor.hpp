@@ -174,6 +174,27 @@ struct message_ask {
   }
 };
 
+// True when `a` names an actor of worker w (this rank, this worker).
+inline bool is_on(const worker& w, actor_address a) noexcept {
+  constexpr unsigned k_shift = actor_address::k_slot_bits + actor_address::k_generation_bits;
+  return (a.bits() >> k_shift) == ((std::uint64_t{w.rt->rank} << actor_address::k_worker_bits) | w.index);
+}
+// Puts message t, addressed to an actor of w, into its mailbox (or makes it
+// a dead letter); called on w only (actor.cpp).
+void send_local(worker& w, task* t) noexcept;
+
+// A message frame from the calling worker's pool.
+template <class F>
+task* make_local_message(worker& w, actor_address to, F&& f) {
+  task* t = w.pool.allocate();
+  if constexpr (k_boxed<F>) w.counters.boxed.add();
+  t->group = nullptr;
+  t->how = completion::message;
+  t->tag = to.bits();
+  emplace_callable(t, std::forward<F>(f));
+  return t;
+}
+
 template <class F>
 task* make_message(runtime_core& rt, actor_address to, F&& f) {
   worker* w = current_worker();
@@ -209,8 +230,14 @@ class actor_ref {
     requires handles<T, std::decay_t<M>>
   void send(M&& m) const {
     check("send");
-    detail::send_message(*m_rt, detail::make_message(*m_rt, m_address,
-                                                     detail::message_send<T, std::decay_t<M>>{std::forward<M>(m)}));
+    using F = detail::message_send<T, std::decay_t<M>>;
+    detail::worker* w = detail::current_worker();
+    if (w != nullptr && w->rt == m_rt && detail::is_on(*w, m_address)) {
+      // Same worker: straight into the mailbox, no routing.
+      detail::send_local(*w, detail::make_local_message(*w, m_address, F{std::forward<M>(m)}));
+      return;
+    }
+    detail::send_message(*m_rt, detail::make_message(*m_rt, m_address, F{std::forward<M>(m)}));
   }
 
   // The reply of receive(ctx, m); get() rethrows its exception, or
@@ -266,6 +293,10 @@ class actor_context {
 
   // Internal: the turn loop's context.
   actor_context(detail::worker* w, actor_address self) noexcept : m_worker(w), m_self(self) {}
+  void begin(actor_address self) noexcept {  // the next turn of a chain (run_turn)
+    m_self = self;
+    m_stop = false;
+  }
   bool stop_requested() const noexcept { return m_stop; }
 
  private:
