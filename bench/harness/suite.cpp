@@ -70,6 +70,18 @@ constexpr std::array<prepare_fn, k_runtime_count> actor_versions(prepare_fn seri
   return v;
 }
 
+// fib: strata once per fork-join API.
+const std::array<variant, 2> k_fib_strata{{
+    {runtime_id::strata, "api=task_group", STRATA_BENCH_STRATA(fib::prepare_strata)},
+    {runtime_id::strata, "api=parallel_invoke", STRATA_BENCH_STRATA(fib::prepare_strata_invoke)},
+}};
+
+// skynet: strata once per fork-join API.
+const std::array<variant, 2> k_skynet_strata{{
+    {runtime_id::strata, "api=task_group", STRATA_BENCH_STRATA(skynet::prepare_strata)},
+    {runtime_id::strata, "api=parallel_invoke", STRATA_BENCH_STRATA(skynet::prepare_strata_invoke)},
+}};
+
 // pingpong: strata once with both actors on one worker, once on two.
 const std::array<variant, 2> k_pingpong_strata{{
     {runtime_id::strata, "actors=same-worker", STRATA_BENCH_STRATA(pingpong::prepare_strata_same_worker)},
@@ -153,8 +165,8 @@ const std::array<variant, 8> k_cholesky_versions{{
 
 const std::array<benchmark, 14> k_suite{{
     {"fib", "n=30", "fib(30) without cutoff: a task per call, 2.69 M tasks (spawn/join cost)",
-     versions(fib::prepare_serial, STRATA_BENCH_STRATA(fib::prepare_strata),
-              STRATA_BENCH_TBB(fib::prepare_tbb), STRATA_BENCH_OMP(fib::prepare_omp))},
+     versions(fib::prepare_serial, nullptr, STRATA_BENCH_TBB(fib::prepare_tbb), STRATA_BENCH_OMP(fib::prepare_omp)),
+     k_fib_strata},
     {"uts-t1", "geo fixed b=4 d=10 r=19",
      "UTS T1 (-t 1 -a 3 -d 10 -b 4 -r 19): 4,130,071 SHA-1 nodes, a task per child",
      versions([](unsigned p) { return uts::prepare_serial(uts::k_t1, p); },
@@ -173,8 +185,9 @@ const std::array<benchmark, 14> k_suite{{
               STRATA_BENCH_TBB(nqueens::prepare_tbb), STRATA_BENCH_OMP(nqueens::prepare_omp))},
     {"skynet", "leaves=10^6",
      "skynet: 10-ary tree of 1,111,111 tasks, sum of the leaf ids",
-     versions(skynet::prepare_serial, STRATA_BENCH_STRATA(skynet::prepare_strata),
-              STRATA_BENCH_TBB(skynet::prepare_tbb), STRATA_BENCH_OMP(skynet::prepare_omp))},
+     versions(skynet::prepare_serial, nullptr, STRATA_BENCH_TBB(skynet::prepare_tbb),
+              STRATA_BENCH_OMP(skynet::prepare_omp)),
+     k_skynet_strata},
     {"reduce", "n=10^8 doubles",
      "parallel reduce: sum of 10^8 doubles (800 MB, first-touched by the runtime)",
      versions(reduce::prepare_serial, STRATA_BENCH_STRATA(reduce::prepare_strata),

@@ -16,6 +16,7 @@ inline constexpr std::uint64_t k_answer = 499'999'500'000;
 repetition prepare_serial(unsigned threads);
 repetition prepare_tbb(unsigned threads);
 repetition prepare_omp(unsigned threads);
-repetition prepare_strata(unsigned threads);
+repetition prepare_strata(unsigned threads);         // task_group
+repetition prepare_strata_invoke(unsigned threads);  // parallel_invoke
 
 }  // namespace strata_bench::skynet

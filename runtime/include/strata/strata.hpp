@@ -8,6 +8,7 @@
 #include <strata/runtime/error.hpp>
 #include <strata/runtime/first_touch.hpp>
 #include <strata/runtime/future.hpp>
+#include <strata/runtime/invoke.hpp>
 #include <strata/runtime/resource.hpp>
 #include <strata/runtime/parallel.hpp>
 #include <strata/runtime/runtime.hpp>

@@ -29,6 +29,8 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <new>
+#include <type_traits>
 #include <utility>
 
 #include <strata/runtime/error.hpp>
@@ -113,6 +115,26 @@ inline void free_frame(worker& w, task* t) noexcept {
 }
 
 void report_detached_exception(worker& w, std::exception_ptr e) noexcept;
+
+// The state of a parallel_invoke frame, at the start of its storage: the
+// first callable, the exception it threw when a thief ran it (boxed, so that
+// the state is trivially destructible and the inline join destroys
+// nothing), and the flag the thief raises as its last access to the frame.
+struct join_state {
+  // 0 -> 1 by the worker that ran the stolen frame (release: publishes the
+  // callable's effects and `error`); read by the owner (acquire) in wait_join.
+  std::atomic<std::uint32_t> done{0};
+  std::exception_ptr* error = nullptr;
+  void* fn = nullptr;
+};
+static_assert(std::is_trivially_destructible_v<join_state>, "the inline join destroys nothing");
+static_assert(sizeof(join_state) <= k_inline_bytes, "a join state fits a frame");
+
+inline join_state& join_state_of(task* t) noexcept { return *std::launder(reinterpret_cast<join_state*>(t->storage)); }
+
+inline void finish_join(task* t) noexcept {
+  join_state_of(t).done.store(1, std::memory_order_release);  // release: pairs with the acquire in wait_join
+}
 
 }  // namespace detail
 
@@ -231,6 +253,7 @@ namespace detail {
 // completion must not wait behind whatever the poll runs.
 [[gnu::always_inline]] inline void run_task(worker& w, task* t) noexcept {
   task_group* const g = t->group;
+  const completion how = t->how;  // read first: a join frame may be gone once it is done
   task_group* const outer = w.running_group;
   w.running_group = g;
   try {
@@ -243,11 +266,14 @@ namespace detail {
     }
   }
   w.running_group = outer;
-  if (t->destroy != nullptr) t->destroy(t);
-  const completion how = t->how;
-  free_frame(w, t);
   w.counters.executed.add();
-  complete_task(w, g, how);
+  if (how == completion::join) {
+    finish_join(t);  // the last access to t: its owner may return at once
+  } else {
+    if (t->destroy != nullptr) t->destroy(t);
+    free_frame(w, t);
+    complete_task(w, g, how);
+  }
   if (--w.ticks_left <= 0) poll_sources(w);
 }
 

@@ -38,20 +38,32 @@ enum class completion : std::uint8_t {
   group_owner,     // spawned by the group's owner worker: plain counter when the owner runs it
   group_foreign,   // spawned elsewhere (other worker, outside): atomic counter
   message,         // a message to the actor at `tag`: goes to its mailbox, not run on arrival
+  join,            // parallel_invoke's frame on its caller's stack: raise its done flag, free nothing
+};
+
+// Tag of the constructor of a parallel_invoke frame.
+struct join_frame_tag {
+  explicit join_frame_tag() = default;
 };
 
 struct alignas(64) task {
   using run_fn = void (*)(task*) noexcept(false);
   using destroy_fn = void (*)(task*) noexcept;
 
-  run_fn run = nullptr;          // runs the callable (may throw)
-  destroy_fn destroy = nullptr;  // destroys the callable; nullptr when trivially destructible
-  task_group* group = nullptr;
-  std::uint32_t home = k_no_home;  // worker whose pool owns the frame; k_no_home: heap
-  completion how = completion::detached;
-  std::uint8_t pad[3] = {};
-  std::atomic<task*> next{nullptr};  // inbox / free-list link
-  std::uint64_t tag = 0;             // message: the destination actor's address bits
+  task() noexcept
+      : run(nullptr), destroy(nullptr), group(nullptr), home(k_no_home), how(completion::detached), pad{}, tag(0) {}
+  // A parallel_invoke frame on its caller's stack: only what run_task reads
+  // of it is set (run, group, how); it is never freed, destroyed or linked.
+  task(join_frame_tag, run_fn r) noexcept : run(r), group(nullptr), how(completion::join) {}
+
+  run_fn run;          // runs the callable (may throw)
+  destroy_fn destroy;  // destroys the callable; nullptr when trivially destructible
+  task_group* group;
+  std::uint32_t home;  // worker whose pool owns the frame; k_no_home: heap
+  completion how;
+  std::uint8_t pad[3];
+  std::atomic<task*> next;  // inbox / free-list link (value-initialised: nullptr)
+  std::uint64_t tag;        // message: the destination actor's address bits
   alignas(16) unsigned char storage[k_frame_bytes - 48];
 };
 static_assert(sizeof(task) == k_frame_bytes, "one task frame is two cache lines");

@@ -1,0 +1,139 @@
+// parallel_invoke: results, task counts, stolen joins, exceptions on every
+// path (inline, stolen, from the second callable, from both), and misuse.
+#include <gtest/gtest.h>
+#include <strata/strata.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime_config.hpp"
+
+namespace {
+
+using strata::test::workers;
+using namespace std::chrono_literals;
+
+long fib(int n) {
+  if (n < 2) return n;
+  long x = 0;
+  long y = 0;
+  strata::parallel_invoke([&] { x = fib(n - 1); }, [&] { y = fib(n - 2); });
+  return x + y;
+}
+
+TEST(ParallelInvoke, FibGivesTheRightValueAndCountsOneTaskPerJoin) {
+  for (unsigned n : {1u, 2u, 3u}) {
+    strata::runtime rt{workers(n)};
+    EXPECT_EQ(rt.submit([] { return fib(25); }).get(), 75025);
+    rt.wait_idle();
+    // fib(25) has fib(26) - 1 = 121392 internal calls, each one join frame,
+    // plus the submitted root: whether a frame was joined inline or stolen,
+    // it counts once.
+    EXPECT_EQ(rt.stats().total_executed(), 121393u) << n << " workers";
+  }
+}
+
+// A binary tree of 2^depth leaves; each leaf marks its own slot and spins a
+// little, so that the second worker steals frames.
+void tree(std::atomic<int>* hits, std::size_t lo, std::size_t hi) {
+  if (hi - lo == 1) {
+    hits[lo].fetch_add(1, std::memory_order_relaxed);
+    const auto until = std::chrono::steady_clock::now() + 2us;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return;
+  }
+  const std::size_t mid = lo + (hi - lo) / 2;
+  strata::parallel_invoke([=] { tree(hits, mid, hi); }, [=] { tree(hits, lo, mid); });
+}
+
+TEST(ParallelInvoke, StolenFramesRunExactlyOnce) {
+  strata::runtime rt{workers(2)};
+  constexpr std::size_t k_leaves = 1 << 14;
+  auto hits = std::make_unique<std::atomic<int>[]>(k_leaves);
+  for (int round = 0; round < 4; ++round) {
+    rt.submit([&] { tree(hits.get(), 0, k_leaves); }).get();
+  }
+  for (std::size_t i = 0; i < k_leaves; ++i) ASSERT_EQ(hits[i].load(), 4) << "leaf " << i;
+  EXPECT_GT(rt.stats().total_stolen(), 0u) << "the second worker stole join frames";
+}
+
+TEST(ParallelInvoke, AnExceptionOfTheFirstCallableRunInlineReachesTheCaller) {
+  strata::runtime rt{workers(1)};
+  bool second_ran = false;
+  auto f = rt.submit([&] {
+    strata::parallel_invoke([] { throw std::runtime_error("first"); }, [&] { second_ran = true; });
+  });
+  try {
+    f.get();
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "first");
+  }
+  EXPECT_TRUE(second_ran);
+  EXPECT_EQ(rt.submit([] { return fib(10); }).get(), 55) << "the worker goes on";
+}
+
+TEST(ParallelInvoke, AThrowingSecondCallableStillRunsAndJoinsTheFirst) {
+  for (unsigned n : {1u, 2u}) {
+    strata::runtime rt{workers(n)};
+    std::atomic<int> first_runs{0};
+    auto f = rt.submit([&] {
+      strata::parallel_invoke([&] { first_runs.fetch_add(1); }, [] { throw std::logic_error("second"); });
+    });
+    EXPECT_THROW(f.get(), std::logic_error);
+    EXPECT_EQ(first_runs.load(), 1) << n << " workers";
+    // Both throw: the second's (the caller's own) exception leaves.
+    auto g = rt.submit([] {
+      strata::parallel_invoke([] { throw std::runtime_error("first"); }, [] { throw std::logic_error("second"); });
+    });
+    EXPECT_THROW(g.get(), std::logic_error) << n << " workers";
+  }
+}
+
+TEST(ParallelInvoke, AStolenFirstCallablesExceptionIsRethrownAfterTheJoin) {
+  strata::runtime rt{workers(2)};
+  int stolen = 0;
+  for (int attempt = 0; attempt < 20 && stolen == 0; ++attempt) {
+    std::atomic<int> first_worker{-1};
+    std::atomic<int> caller{-1};
+    auto f = rt.submit([&] {
+      caller = static_cast<int>(strata::this_worker()->value);
+      strata::parallel_invoke(
+          [&] {
+            first_worker = static_cast<int>(strata::this_worker()->value);
+            throw std::runtime_error("stolen first");
+          },
+          [&] {
+            // Give the idle worker the time to steal the frame.
+            const auto until = std::chrono::steady_clock::now() + 200ms;
+            while (first_worker.load() < 0 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+          });
+    });
+    try {
+      f.get();
+      FAIL() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "stolen first");
+    }
+    ASSERT_GE(first_worker.load(), 0);
+    if (first_worker.load() != caller.load()) ++stolen;  // the other worker ran it: stolen
+  }
+  EXPECT_GT(stolen, 0) << "in 20 attempts the second worker never stole the frame";
+}
+
+TEST(ParallelInvoke, OutsideAWorkerIsAUsageError) {
+  try {
+    strata::parallel_invoke([] {}, [] {});
+    FAIL() << "no error";
+  } catch (const strata::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("outside a task"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
