@@ -203,9 +203,8 @@ void retire_slot(worker& w, actor_table& tab, actor_slot& s) noexcept {
 // One turn of slot s: at most the budget's messages, one at a time. The
 // caller (run_turn) has saved the outer turn and points w.turn_ctx at ctx.
 [[gnu::always_inline]] inline void actor_turn(worker& w, actor_table& tab, actor_slot& s, actor_context& ctx) {
-  ctx.begin(address_of(w, s));
+  ctx.begin(s.index, s.generation);
   s.running = true;
-  std::exception_ptr err;  // outside the loop: a message that does not throw costs one test
   for (unsigned left = w.rt->actor_budget; left != 0 && s.mail_head != nullptr && s.state == slot_state::live;
        --left) {
     task* m = dequeue(s);
@@ -213,16 +212,12 @@ void retire_slot(worker& w, actor_table& tab, actor_slot& s) noexcept {
     try {
       m->run(m);
     } catch (...) {
-      err = std::current_exception();
+      on_failure(w, s, std::current_exception());  // here: a message that does not throw pays nothing
     }
     if (m->destroy != nullptr) m->destroy(m);
     free_frame(w, m);
     w.counters.executed.add();
     ++s.handled;
-    if (err) [[unlikely]] {
-      on_failure(w, s, err);
-      err = nullptr;
-    }
     if (ctx.stop_requested()) s.state = slot_state::stopped;
   }
   s.running = false;

@@ -268,11 +268,13 @@ class actor_ref {
 // What receive() gets: who am I, where do I run, spawn children next to me.
 class actor_context {
  public:
-  actor_address self() const noexcept { return m_self; }
+  actor_address self() const noexcept {
+    return actor_address::make(m_worker->rt->rank, m_worker->index, m_slot, m_generation);
+  }
   worker_id worker() const noexcept { return worker_id{m_worker->index}; }
   template <class T>
   actor_ref<T> self_ref() const noexcept {
-    return actor_ref<T>(m_worker->rt, m_self);
+    return actor_ref<T>(m_worker->rt, self());
   }
   // A child on this actor's worker (same-worker messages stay local).
   template <class T, class... Args>
@@ -292,16 +294,21 @@ class actor_context {
   void stop() noexcept { m_stop = true; }
 
   // Internal: the turn loop's context.
-  actor_context(detail::worker* w, actor_address self) noexcept : m_worker(w), m_self(self) {}
-  void begin(actor_address self) noexcept {  // the next turn of a chain (run_turn)
-    m_self = self;
+  actor_context(detail::worker* w, actor_address self) noexcept
+      : m_worker(w), m_slot(self.slot()), m_generation(self.generation()) {}
+  // The next turn of a chain (run_turn): the address is assembled only when
+  // self() asks for it.
+  void begin(std::uint32_t slot, std::uint16_t generation) noexcept {
+    m_slot = slot;
+    m_generation = generation;
     m_stop = false;
   }
   bool stop_requested() const noexcept { return m_stop; }
 
  private:
   detail::worker* m_worker;
-  actor_address m_self;
+  std::uint32_t m_slot;
+  std::uint16_t m_generation;
   bool m_stop = false;
 };
 
