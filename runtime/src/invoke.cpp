@@ -25,6 +25,13 @@ std::exception_ptr take_error(join_state& s) noexcept {
   return e;
 }
 
+// help_until's predicate: the join frame p is done.
+bool join_done(const void* p) {
+  // acquire: pairs with the release store in finish_join (the callable's
+  // effects and the error box).
+  return join_state_of(static_cast<task*>(const_cast<void*>(p))).done.load(std::memory_order_acquire) != 0;
+}
+
 }  // namespace
 
 void invoke_outside() {
@@ -39,14 +46,7 @@ void keep_join_error(join_state& s) noexcept {
 }
 
 void wait_join(worker& w, task* t) {
-  help_until(
-      w,
-      [](const void* p) {
-        // acquire: pairs with the release store in finish_join (the
-        // callable's effects and the error box).
-        return join_state_of(static_cast<task*>(const_cast<void*>(p))).done.load(std::memory_order_acquire) != 0;
-      },
-      t);
+  help_until(w, join_done, t);
   if (std::exception_ptr e = take_error(join_state_of(t))) std::rethrow_exception(e);
 }
 
@@ -56,13 +56,7 @@ void join_after_throw(worker& w, task* t) noexcept {
     w.counters.executed.add();
     t->run(t);  // run_joined: boxes what the callable throws
   } else {
-    help_until(
-        w,
-        [](const void* p) {
-          // acquire: as in wait_join.
-          return join_state_of(static_cast<task*>(const_cast<void*>(p))).done.load(std::memory_order_acquire) != 0;
-        },
-        t);
+    help_until(w, join_done, t);
   }
   (void)take_error(join_state_of(t));  // the second callable's exception wins
 }
