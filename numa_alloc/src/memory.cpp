@@ -74,6 +74,8 @@ void check_placement(memory_placement where) {
 }
 }  // namespace detail
 
+bool set_thread_node(numa_node n) noexcept { return numa_detail::set_node_of_thread(n.value); }
+
 void* numa_allocate(std::size_t bytes, memory_placement where, std::size_t align) {
   check_alignment(align);
   arena_set& a = arena_set::instance();

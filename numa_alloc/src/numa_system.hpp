@@ -30,6 +30,8 @@ const numa_system& system() noexcept;
 
 // The node of the CPU the calling thread runs on now.
 int current_node() noexcept;
+// The calling thread stays on `node` from now on (false: not an allowed node).
+bool set_node_of_thread(int node) noexcept;
 
 // Binds [p, p + len) (page aligned, untouched) to the placement (node,
 // interleaved); unbound and local (already resolved) placements are no-ops.

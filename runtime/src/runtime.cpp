@@ -76,6 +76,7 @@ void* worker_main(void* p) {
     try {
       rt.plan.machine().bind_current_thread(place.pu_os_index);
       memory = memory_placement::on(numa_node{place.numa_os_index});
+      set_thread_node(numa_node{place.numa_os_index});  // local() needs no CPU lookup on this thread
     } catch (const std::exception& e) {
       *args.error = e.what();
     }

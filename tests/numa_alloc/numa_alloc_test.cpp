@@ -208,6 +208,24 @@ TEST(Allocator, EqualityFollowsThePlacementAcrossRebinds) {
   EXPECT_FALSE(strata::numa_allocator<double>::local() == strata::numa_allocator<double>::interleaved());
 }
 
+// set_thread_node: only nodes this process may use; once set, local()
+// placements of that thread go to that node's arena.
+TEST(Placement, ThreadNodeHintTakesOnlyAllowedNodesAndSteersLocal) {
+  std::thread t([] {
+    EXPECT_FALSE(strata::set_thread_node(strata::numa_node{-1}));
+    EXPECT_FALSE(strata::set_thread_node(strata::numa_node{1 << 20}));
+    const int n = strata::numa_allowed_nodes().back();
+    ASSERT_TRUE(strata::set_thread_node(strata::numa_node{n}));
+    const std::string arena = "node " + std::to_string(n);
+    const std::int64_t before = in_use(arena.c_str());
+    void* p = strata::numa_allocate(4000, memory_placement::local());  // class 4096
+    EXPECT_EQ(in_use(arena.c_str()) - before, 4096) << "local() of a thread on node " << n;
+    strata::numa_deallocate(p, 4000);
+    EXPECT_EQ(in_use(arena.c_str()), before);
+  });
+  t.join();
+}
+
 TEST(Stats, CountBytesPerArena) {
   const std::string node_arena = "node " + std::to_string(first_node());
   const std::int64_t node_before = in_use(node_arena.c_str());

@@ -100,6 +100,13 @@ void prefer_small_pages(void* p, std::size_t bytes) noexcept;
 // The transparent huge page size (2 MiB on x86-64).
 std::size_t huge_page_bytes() noexcept;
 
+// Tells numa_alloc that the calling thread stays on NUMA node n (it is
+// pinned to CPUs of that node): memory_placement::local() then means n
+// without a CPU lookup (sched_getcpu) on every allocation. The runtime's
+// pinned workers call it; a thread that may move must not. Returns false,
+// and changes nothing, for a node this process may not use.
+bool set_thread_node(numa_node n) noexcept;
+
 // True when memory can be bound to nodes here (libnuma reports NUMA support
 // and the kernel accepted mbind); false means every placement is plain memory.
 bool numa_binding_available();
