@@ -127,6 +127,35 @@ TEST(ParallelInvoke, AStolenFirstCallablesExceptionIsRethrownAfterTheJoin) {
   EXPECT_GT(stolen, 0) << "in 20 attempts the second worker never stole the frame";
 }
 
+// A task of group g calls parallel_invoke; waiting on g from the first
+// callable is the usage_error of waiting on your own group, whether the
+// first callable runs inline or on a thief (a stolen one used to run
+// outside g and hang).
+TEST(ParallelInvoke, WaitingOnTheCallersGroupFromTheFirstCallableIsAnErrorStolenOrNot) {
+  for (const bool give_time_to_steal : {false, true}) {
+    strata::runtime rt{workers(2)};
+    std::atomic<int> errors{0};
+    rt.submit([&] {
+        strata::task_group g;
+        g.run([&] {
+          strata::parallel_invoke(
+              [&] {
+                try {
+                  g.wait();
+                } catch (const strata::usage_error&) {
+                  errors.fetch_add(1);
+                }
+              },
+              [&] {
+                if (give_time_to_steal) std::this_thread::sleep_for(100ms);
+              });
+        });
+        g.wait();
+      }).get();
+    EXPECT_EQ(errors.load(), 1) << (give_time_to_steal ? "stolen" : "inline");
+  }
+}
+
 TEST(ParallelInvoke, OutsideAWorkerIsAUsageError) {
   try {
     strata::parallel_invoke([] {}, [] {});

@@ -151,6 +151,31 @@ TEST(Runtime, WaitingOnOwnGroupIsAnError) {
   EXPECT_THROW(strata::task_group{}, strata::usage_error) << "no runtime outside a task";
 }
 
+// wait_idle returns only after a finished task's callable is destroyed (its
+// captures' destructors may touch what the caller frees next).
+TEST(Runtime, WaitIdleWaitsForTheCallablesDestructor) {
+  strata::runtime rt{workers(2)};
+  static std::atomic<int> destroyed{0};
+  struct slow_capture {
+    bool live = true;
+    slow_capture() = default;
+    slow_capture(slow_capture&& o) noexcept : live(o.live) { o.live = false; }
+    ~slow_capture() {
+      if (!live) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      destroyed.fetch_add(1);
+    }
+  };
+  int early = 0;
+  for (int round = 0; round < 10; ++round) {
+    destroyed = 0;
+    rt.spawn([c = slow_capture{}] { (void)c; });
+    rt.wait_idle();
+    early += destroyed.load() != 1;
+  }
+  EXPECT_EQ(early, 0) << "rounds where wait_idle returned before the capture was destroyed";
+}
+
 TEST(Runtime, TaskGroupFromOutside) {
   strata::runtime rt{workers(2)};
   std::atomic<int> n{0};

@@ -75,7 +75,7 @@ void parallel_invoke(F&& first, G&& second) {
   detail::worker* w = detail::current_worker();
   if (w == nullptr) detail::invoke_outside();
   using fn = std::remove_reference_t<F>;
-  detail::task frame(detail::join_frame_tag{}, &detail::run_joined<fn>);
+  detail::task frame(detail::join_frame_tag{}, &detail::run_joined<fn>, w->running_group);
   detail::join_state* st = ::new (static_cast<void*>(frame.storage)) detail::join_state{};  // trivially destructible
   st->fn = const_cast<void*>(static_cast<const void*>(std::addressof(first)));
   detail::push_local(*w, &frame);

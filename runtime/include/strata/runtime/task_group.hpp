@@ -266,12 +266,15 @@ namespace detail {
     }
   }
   w.running_group = outer;
-  w.counters.executed.add();
   if (how == completion::join) {
+    w.counters.executed.add();
     finish_join(t);  // the last access to t: its owner may return at once
   } else {
     if (t->destroy != nullptr) t->destroy(t);
     free_frame(w, t);
+    // After the callable's destructor: wait_idle (which compares the sums)
+    // must not return while a capture is still being destroyed.
+    w.counters.executed.add();
     complete_task(w, g, how);
   }
   if (--w.ticks_left <= 0) poll_sources(w);

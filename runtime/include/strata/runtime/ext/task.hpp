@@ -54,7 +54,10 @@ struct alignas(64) task {
       : run(nullptr), destroy(nullptr), group(nullptr), home(k_no_home), how(completion::detached), pad{}, tag(0) {}
   // A parallel_invoke frame on its caller's stack: only what run_task reads
   // of it is set (run, group, how); it is never freed, destroyed or linked.
-  task(join_frame_tag, run_fn r) noexcept : run(r), group(nullptr), how(completion::join) {}
+  // `group` is the caller's running group, so that a stolen first callable
+  // runs as part of the same group as an inline one (waiting on that group
+  // from it is then a usage_error either way).
+  task(join_frame_tag, run_fn r, task_group* running) noexcept : run(r), group(running), how(completion::join) {}
 
   run_fn run;          // runs the callable (may throw)
   destroy_fn destroy;  // destroys the callable; nullptr when trivially destructible
