@@ -195,17 +195,14 @@ task* make_local_message(worker& w, actor_address to, F&& f) {
   return t;
 }
 
+// A message frame: from the calling worker's pool on a worker of rt, else
+// from the heap.
 template <class F>
 task* make_message(runtime_core& rt, actor_address to, F&& f) {
   worker* w = current_worker();
-  task* t;
-  if (w != nullptr && w->rt == &rt) {
-    t = w->pool.allocate();
-    if constexpr (k_boxed<F>) w->counters.boxed.add();
-  } else {
-    t = new task{};
-    t->home = k_no_home;
-  }
+  if (w != nullptr && w->rt == &rt) return make_local_message(*w, to, std::forward<F>(f));
+  task* t = new task{};
+  t->home = k_no_home;
   t->group = nullptr;
   t->how = completion::message;
   t->tag = to.bits();

@@ -19,7 +19,8 @@
 //      once.
 //   2. If the frame is still on top of the deque's private part, nobody
 //      stole it (thieves only take from the shared part): pop it and call
-//      the first callable directly. No atomic, no fence, no allocation.
+//      the first callable directly. No read-modify-write, no fence, no
+//      allocation.
 //   3. Otherwise a thief has it (or it was shared and is still waiting):
 //      help, running other tasks, until its done flag is raised. The
 //      worker that ran the frame raises the flag (release) as its last
