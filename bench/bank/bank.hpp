@@ -75,6 +75,7 @@ verdict check(const workload& w, const std::int64_t* balance);
 
 repetition prepare_serial(distribution d, unsigned threads);
 repetition prepare_strata(distribution d, unsigned threads);
-repetition prepare_tbb(distribution d, unsigned threads);
+repetition prepare_tbb(distribution d, unsigned threads);        // parallel_for
+repetition prepare_tbb_tasks(distribution d, unsigned threads);  // a task per transfer
 
 }  // namespace strata_bench::bank

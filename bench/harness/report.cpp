@@ -59,16 +59,39 @@ std::string json_string(std::string_view s) {
   return out + "\"";
 }
 
+namespace {
+
+// params without its "api=..." words: the serial baseline of a runtime's API
+// variant is the serial record of the same workload.
+std::string workload_params(const std::string& params) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < params.size()) {
+    std::size_t end = params.find(' ', at);
+    if (end == std::string::npos) end = params.size();
+    const std::string_view word(params.data() + at, end - at);
+    if (!word.empty() && !word.starts_with("api=")) {
+      if (!out.empty()) out += ' ';
+      out += word;
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 void print_table(std::ostream& out, const std::vector<record>& records) {
   // The baseline of a record: the serial record of the same benchmark and
-  // params where there is one (bank, cholesky: one serial per variant), else
-  // the benchmark's first serial record (stream: strata's placements).
+  // workload params where there is one (bank, cholesky: one serial per
+  // variant), else the benchmark's first serial record (stream: strata's
+  // placements).
   std::map<std::string, const record*> serial;             // bench -> its first serial record
   std::map<std::string, const record*> serial_by_params;  // bench '\n' params -> that serial record
   for (const record& r : records) {
     if (r.runtime == "serial" && r.timed && r.ok()) {
       serial.emplace(r.bench, &r);
-      serial_by_params.emplace(r.bench + '\n' + r.params, &r);
+      serial_by_params.emplace(r.bench + '\n' + workload_params(r.params), &r);
     }
   }
   using row = std::array<std::string, 10>;
@@ -76,7 +99,7 @@ void print_table(std::ostream& out, const std::vector<record>& records) {
                          "check", "vs serial", "rate"}};
   for (const record& r : records) {
     const record* base = nullptr;
-    if (const auto same = serial_by_params.find(r.bench + '\n' + r.params); same != serial_by_params.end()) {
+    if (const auto same = serial_by_params.find(r.bench + '\n' + workload_params(r.params)); same != serial_by_params.end()) {
       base = same->second;
     } else if (const auto first = serial.find(r.bench); first != serial.end()) {
       base = first->second;
