@@ -1,12 +1,13 @@
-// bank on strata, lock mode: one resource per account, one
-// submit_with_access({write(from), write(to)}) per transfer, all submitted
-// by one task on a worker (rt.submit(...).get()), then wait_idle(). A
-// transfer whose accounts look free is a plain spawn and the worker that
-// runs it takes both locks, all or none; a refused one waits in the queue
-// of the refusing account, and the release that lets it through runs it
-// in place. A submission never runs a transfer itself: one that did could
-// wait for a lock its own submitter holds (resource.cpp), so all 2*10^6
-// can be pending at once.
+// bank on strata, lock mode: one resource per account, one detached
+// spawn_with_access({write(from), write(to)}) per transfer (the shape of
+// oneTBB's task_group::run per transfer), all spawned by one task on a
+// worker (rt.submit(...).get()), then wait_idle(). A transfer whose
+// accounts look free is a plain spawn whose frame carries its two locks and
+// its body, nothing allocated; the worker that runs it takes both locks,
+// all or none. A refused one waits in the queue of the refusing account,
+// and the release that lets it through runs it in place. A submission
+// never runs a transfer itself: one that did could wait for a lock its own
+// submitter holds (resource.cpp), so all 2*10^6 can be pending at once.
 //
 // Submitting from inside a task measured faster than from the harness thread
 // (2 vCPU VM, 2*10^5 transfers: uniform 1.05 vs 0.27 Mtransfers/s at 1
@@ -39,7 +40,7 @@ repetition prepare_strata(distribution d, unsigned threads) {
     const strata::resource* acc = accounts->data();
     r.submit([&r, &w, acc, b] {
        for (const transfer& t : w.transfers) {
-         r.submit_with_access({strata::write(acc[t.from]), strata::write(acc[t.to])}, [b, t] { apply(b, t); });
+         r.spawn_with_access({strata::write(acc[t.from]), strata::write(acc[t.to])}, [b, t] { apply(b, t); });
        }
      }).get();
     r.wait_idle();

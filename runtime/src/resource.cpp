@@ -12,6 +12,7 @@
 #include <strata/runtime/task_group.hpp>
 
 #include "resource_dispatch.hpp"
+#include "worker_loop.hpp"
 
 namespace strata {
 
@@ -85,7 +86,7 @@ bool try_lock(const access_dispatcher& d, resource_state& r, access_mode mode, u
 // Returns the holder byte of w's lock before the release.
 unsigned unlock(resource_state& r, access_mode mode) noexcept {
   if (mode == access_mode::read) {
-    return holder_of(r.word.fetch_sub(k_reader, std::memory_order_seq_cst));  // seq_cst: see finish_access
+    return holder_of(r.word.fetch_sub(k_reader, std::memory_order_seq_cst));  // seq_cst: see release_locks
   }
   return holder_of(r.word.fetch_and(~k_write, std::memory_order_seq_cst));  // seq_cst: as above
 }
@@ -94,19 +95,24 @@ unsigned unlock(resource_state& r, access_mode mode) noexcept {
 // given) is the number of locks that were held for a moment and given
 // back, and *cleared (if given) whether one of those moments served the
 // request's own writer registration (the ticket is gone from that word).
-resource_state* try_acquire_all(const access_dispatcher& d, access_request& req, unsigned holder,
-                                std::size_t* taken = nullptr, bool* cleared = nullptr) noexcept {
+resource_state* try_acquire_all(const access_dispatcher& d, const access_lock* locks, std::size_t n,
+                                std::uint16_t ticket, unsigned holder, std::size_t* taken = nullptr,
+                                bool* cleared = nullptr) noexcept {
   bool served = false;
-  for (std::size_t i = 0; i < req.n_locks; ++i) {
-    auto& l = req.locks[i];
-    if (!try_lock(d, *l.res, l.mode, holder, req.ticket, &served)) {
-      for (std::size_t j = i; j-- > 0;) unlock(*req.locks[j].res, req.locks[j].mode);
+  for (std::size_t i = 0; i < n; ++i) {
+    resource_state* r = locks[i].res();
+    if (!try_lock(d, *r, locks[i].mode(), holder, ticket, &served)) {
+      for (std::size_t j = i; j-- > 0;) unlock(*locks[j].res(), locks[j].mode());
       if (taken != nullptr) *taken = i;
       if (cleared != nullptr) *cleared = served;
-      return l.res;
+      return r;
     }
   }
   return nullptr;
+}
+resource_state* try_acquire_all(const access_dispatcher& d, access_request& req, unsigned holder,
+                                std::size_t* taken = nullptr, bool* cleared = nullptr) noexcept {
+  return try_acquire_all(d, req.locks, req.n_locks, req.ticket, holder, taken, cleared);
 }
 
 std::set<access_request*, request_order>& queue_of(access_dispatcher& d, const resource_state* r) noexcept {
@@ -117,10 +123,10 @@ std::set<access_request*, request_order>& queue_of(access_dispatcher& d, const r
 // it asks for before its locked retry, and withdraws (-1) when it is
 // dispatched. seq_cst: a releaser unlocks (seq_cst RMW) and then reads
 // `waiters` (seq_cst); either it sees the announcement, or the retry sees
-// its release (finish_access).
+// its release (release_locks).
 void announce(access_dispatcher& d, const access_request& req, int delta) noexcept {
   for (std::size_t i = 0; i < req.n_locks; ++i) {
-    req.locks[i].res->waiters.fetch_add(static_cast<std::uint32_t>(delta), std::memory_order_seq_cst);
+    req.locks[i].res()->waiters.fetch_add(static_cast<std::uint32_t>(delta), std::memory_order_seq_cst);
   }
   d.blocked.fetch_add(static_cast<std::uint64_t>(static_cast<std::int64_t>(delta)), std::memory_order_relaxed);  // relaxed: statistic
 }
@@ -147,7 +153,7 @@ void add_work(resource_work& work, resource_state* r) {
 // and no release will follow (found by review: two requests each refused
 // by the other's ticket, both resources free, nothing ran).
 void add_taken(resource_work& work, const access_request& req, std::size_t taken) {
-  for (std::size_t i = 0; i < taken; ++i) add_work(work, req.locks[i].res);
+  for (std::size_t i = 0; i < taken; ++i) add_work(work, req.locks[i].res());
 }
 
 void reevaluate(access_dispatcher& d, resource_state& r, unsigned runner, std::vector<access_request*>& to_run,
@@ -205,12 +211,12 @@ void reevaluate_all(access_dispatcher& d, resource_work& work, unsigned runner, 
 // that refuses it (or a writer waits ahead of a reader). Such a request
 // goes straight to the dispatcher, so that tasks which queue up behind a
 // busy resource are ordered by priority from the start.
-bool looks_busy(const access_request& req) noexcept {
-  for (std::size_t i = 0; i < req.n_locks; ++i) {
+bool looks_busy(const access_lock* locks, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
     // relaxed: a hint; the all-or-none try decides.
-    const std::uint32_t w = req.locks[i].res->word.load(std::memory_order_relaxed);
+    const std::uint32_t w = locks[i].res()->word.load(std::memory_order_relaxed);
     if ((w & k_write) != 0 || (w & k_ticket_mask) != 0) return true;
-    if (req.locks[i].mode == access_mode::write && readers_of(w) != 0) return true;
+    if (locks[i].mode() == access_mode::write && readers_of(w) != 0) return true;
   }
   return false;
 }
@@ -306,14 +312,14 @@ void block(runtime_core& rt, access_request* req, unsigned runner, std::size_t t
 // no mutex: with a few hot resources, the others' releases stay off it.
 // With `continue_here`, the first request let through is returned for the
 // caller to run next, in place (its locks are held for it).
-access_request* finish_access(worker& w, access_request* req, bool continue_here) noexcept {
+access_request* release_locks(worker& w, const access_lock* locks, std::size_t n, bool continue_here) noexcept {
   runtime_core& rt = *w.rt;
   access_dispatcher& d = dispatcher_of(rt);
-  for (std::size_t i = req->n_locks; i-- > 0;) unlock(*req->locks[i].res, req->locks[i].mode);
+  for (std::size_t i = n; i-- > 0;) unlock(*locks[i].res(), locks[i].mode());
   bool waited = false;
-  for (std::size_t i = 0; i < req->n_locks; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     // seq_cst: after the releases above (see announce).
-    waited = waited || req->locks[i].res->waiters.load(std::memory_order_seq_cst) != 0;
+    waited = waited || locks[i].res()->waiters.load(std::memory_order_seq_cst) != 0;
   }
   if (!waited) return nullptr;
   try {
@@ -321,7 +327,7 @@ access_request* finish_access(worker& w, access_request* req, bool continue_here
     {
       std::lock_guard lock(d.mutex);
       resource_work work;
-      for (std::size_t i = 0; i < req->n_locks; ++i) add_work(work, req->locks[i].res);
+      for (std::size_t i = 0; i < n; ++i) add_work(work, locks[i].res());
       reevaluate_all(d, work, w.index, to_run);
     }
     access_request* next = nullptr;
@@ -337,35 +343,39 @@ access_request* finish_access(worker& w, access_request* req, bool continue_here
   }
 }
 
-void destroy_request(access_request* req) noexcept {
-  std::shared_ptr<access_request> keep = std::move(req->self);  // frees req at the end of scope
-}
-
 }  // namespace
 
-void prepare_access(runtime_core& rt, access_request& req, const access* list, std::size_t n) {
-  auto fail = [](const std::string& why) { throw usage_error("strata::runtime::submit_with_access: " + why); };
+void prepare_locks(runtime_core& rt, const access* list, std::size_t n, access_lock* out, const char* api) {
+  auto fail = [api](const std::string& why) { throw usage_error(std::string("strata::runtime::") + api + ": " + why); };
   if (n == 0) fail("empty access list; accepted: one or more read(r) / write(r)");
-  if (n > access_request::k_inline_locks) {
-    req.more_locks = std::make_unique<access_request::lock[]>(n);
-    req.locks = req.more_locks.get();
-  }
   for (std::size_t i = 0; i < n; ++i) {
     resource_state* s = list[i].res.state();
     if (s == nullptr) fail("access " + std::to_string(i) + " names an empty resource (default-constructed)");
     if (s->owner != &rt) fail("resource " + std::to_string(s->id) + " belongs to another runtime");
-    req.locks[i] = {s, list[i].mode};
+    out[i] = access_lock(s, list[i].mode);
   }
-  req.n_locks = static_cast<std::uint32_t>(n);
-  auto* first = req.locks;
-  auto* last = req.locks + n;
-  std::sort(first, last, [](const auto& a, const auto& b) { return a.res->id < b.res->id; });
+  // Insertion sort: lists are short (a transfer names two resources).
   for (std::size_t i = 1; i < n; ++i) {
-    if (req.locks[i].res == req.locks[i - 1].res) {
-      fail("resource " + std::to_string(req.locks[i].res->id) +
+    const access_lock l = out[i];
+    std::size_t j = i;
+    for (; j > 0 && out[j - 1].res()->id > l.res()->id; --j) out[j] = out[j - 1];
+    out[j] = l;
+  }
+  for (std::size_t i = 1; i < n; ++i) {
+    if (out[i].res() == out[i - 1].res()) {
+      fail("resource " + std::to_string(out[i].res()->id) +
            " appears twice in one access list; accepted: each resource once (write(r) covers reading it)");
     }
   }
+}
+
+void prepare_access(runtime_core& rt, access_request& req, const access* list, std::size_t n, const char* api) {
+  if (n > access_request::k_inline_locks) {
+    req.more_locks = std::make_unique<access_lock[]>(n);
+    req.locks = req.more_locks.get();
+  }
+  prepare_locks(rt, list, n, req.locks, api);
+  req.n_locks = static_cast<std::uint32_t>(n);
 }
 
 void start_access(runtime_core& rt, access_request* req) {
@@ -380,7 +390,7 @@ void start_access(runtime_core& rt, access_request* req) {
     try {
       admit_external(rt);
     } catch (...) {
-      destroy_request(req);
+      req->drop(req);
       throw;
     }
   }
@@ -401,7 +411,7 @@ void start_access(runtime_core& rt, access_request* req) {
   };
   count(false);
   // relaxed: a hint (see access_dispatcher::admission).
-  if (looks_busy(*req) && d.blocked.load(std::memory_order_relaxed) < d.admission) {
+  if (looks_busy(req->locks, req->n_locks) && d.blocked.load(std::memory_order_relaxed) < d.admission) {
     try {
       block(rt, req, on_worker ? w->index : 0, 0, true);
     } catch (const std::bad_alloc&) {
@@ -420,7 +430,7 @@ void start_access(runtime_core& rt, access_request* req) {
     t = launch_frame(rt, req);
   } catch (...) {
     count(true);  // it never existed for wait_idle
-    destroy_request(req);
+    req->drop(req);
     throw;
   }
   if (on_worker) {
@@ -432,7 +442,7 @@ void start_access(runtime_core& rt, access_request* req) {
   } catch (...) {  // the injector could not take it (no memory): nothing ran
     delete t;      // a heap frame (launch_frame off the workers) with a trivial callable
     count(true);
-    destroy_request(req);
+    req->drop(req);
     throw;
   }
 }
@@ -451,22 +461,57 @@ void run_access(access_request* req) noexcept {
       return;
     }
   }
-  // A chain of tasks on a busy resource (a hot account) runs here, one
-  // after the other, each let through by the release of the one before:
-  // no frame, no deque, no wake-up per link. A task let through and pushed
-  // instead could sit under a submitter's fresh tasks holding its locks,
-  // and every task on its resources would queue behind it. At most
-  // k_chain links, then the worker goes back to its other work.
+  run_access_chain(w, req);
+}
+
+// A chain of tasks on a busy resource (a hot account) runs here, one after
+// the other, each let through by the release of the one before: no frame,
+// no deque, no wake-up per link. A task let through and pushed instead
+// could sit under a submitter's fresh tasks holding its locks, and every
+// task on its resources would queue behind it. At most k_chain links, then
+// the worker goes back to its other work.
+void run_access_chain(worker& w, access_request* req) noexcept {
   constexpr unsigned k_chain = 64;
   for (unsigned link = 1;; ++link) {
     req->invoke(req);
     // Before the future is ready: a waiter may submit conflicting work next.
-    access_request* next = finish_access(w, req, link < k_chain);
-    w.counters.lock_released.add();  // release: after the dispatches above were counted as spawns
-    req->complete(req);
+    access_request* next = release_locks(w, req->locks, req->n_locks, link < k_chain);
+    req->complete(req);  // frees req
+    // After the body was destroyed (wait_idle must not return while a
+    // capture's destructor runs) and after the dispatches above were
+    // counted as spawns (release).
+    w.counters.lock_released.add();
     if (next == nullptr) return;
     req = next;
   }
+}
+
+bool acquire_frame_locks(worker& w, access_head& head, std::size_t* taken) noexcept {
+  return try_acquire_all(dispatcher_of(*w.rt), head.locks, head.n, 0, w.index, taken) == nullptr;
+}
+
+void block_frame(worker& w, access_request* req, std::size_t taken) noexcept {
+  // Counted before it can run (wait_idle: submitted, then released); the
+  // frame it leaves is counted executed only after this returns.
+  w.counters.lock_submitted.add();
+  try {
+    block(*w.rt, req, w.index, taken, false);
+  } catch (const std::bad_alloc&) {
+    out_of_memory("queueing a blocked lock-mode task");
+  }
+}
+
+access_request* release_frame_locks(worker& w, access_head& head) noexcept {
+  return release_locks(w, head.locks, head.n, true);
+}
+
+bool queue_at_submission(runtime_core& rt, const access_lock* locks, std::size_t n) noexcept {
+  // relaxed: a hint (see access_dispatcher::admission).
+  return looks_busy(locks, n) && dispatcher_of(rt).blocked.load(std::memory_order_relaxed) < dispatcher_of(rt).admission;
+}
+
+void report_detached_access_exception(std::exception_ptr e) noexcept {
+  report_detached_exception(*current_worker(), std::move(e));
 }
 
 }  // namespace detail

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <random>
@@ -25,49 +26,83 @@ struct shadow {
   std::atomic<int> writers{0};
 };
 
-inline void exclusion_run(std::size_t tasks, unsigned workers) {
+// How exclusion_run submits: a small body that travels in its task frame
+// (future or detached), or a body too large for a frame (a heap request
+// from the start).
+enum class submission { future_in_frame, detached_in_frame, future_on_heap };
+
+struct exclusion_state {
+  std::vector<shadow> sh;
+  std::atomic<std::uint64_t> violations{0}, ran{0};
+};
+
+// One task's plan: up to 4 resources, which of them it writes.
+struct exclusion_plan {
+  std::uint8_t ids[4];
+  std::uint8_t n;
+  std::uint8_t writes;  // bit i: ids[i] is written
+};
+
+inline void exclusion_check(exclusion_state& st, const exclusion_plan& p) {
+  for (unsigned i = 0; i < p.n; ++i) {
+    auto& s = st.sh[p.ids[i]];
+    if ((p.writes >> i) & 1u) {
+      if (s.writers.fetch_add(1) != 0 || s.readers.load() != 0) st.violations.fetch_add(1);
+    } else {
+      s.readers.fetch_add(1);
+      if (s.writers.load() != 0) st.violations.fetch_add(1);
+    }
+  }
+  for (unsigned i = 0; i < p.n; ++i) {
+    auto& s = st.sh[p.ids[i]];
+    (((p.writes >> i) & 1u) != 0 ? s.writers : s.readers).fetch_sub(1);
+  }
+  st.ran.fetch_add(1, std::memory_order_relaxed);
+}
+
+inline void exclusion_run(std::size_t tasks, unsigned workers, submission how = submission::future_in_frame) {
   strata::runtime rt(strata::test::workers(workers));
   constexpr int k_res = 64;
   std::vector<strata::resource> res;
   for (int i = 0; i < k_res; ++i) res.push_back(rt.make_resource());
-  std::vector<shadow> sh(k_res);
-  std::atomic<std::uint64_t> violations{0}, ran{0};
+  exclusion_state st;
+  st.sh = std::vector<shadow>(k_res);
   std::mt19937 rng(1234);
-  std::vector<strata::future<void>> futures;
   for (std::size_t t = 0; t < tasks; ++t) {
-    const int k = 1 + static_cast<int>(rng() % 4);
-    std::vector<int> ids;
-    while (static_cast<int>(ids.size()) < k) {
-      const int r = static_cast<int>(rng() % k_res);
-      if (std::find(ids.begin(), ids.end(), r) == ids.end()) ids.push_back(r);
-    }
+    exclusion_plan p{};
+    p.n = static_cast<std::uint8_t>(1 + rng() % 4);
     std::vector<strata::access> acc;
-    std::vector<std::pair<int, bool>> plan;
-    for (int r : ids) {
+    for (unsigned i = 0; i < p.n; ++i) {
+      std::uint8_t r;
+      do {
+        r = static_cast<std::uint8_t>(rng() % k_res);
+      } while (std::find(p.ids, p.ids + i, r) != p.ids + i);
+      p.ids[i] = r;
       const bool w = rng() % 3 == 0;
-      acc.push_back(w ? strata::write(res[static_cast<std::size_t>(r)]) : strata::read(res[static_cast<std::size_t>(r)]));
-      plan.emplace_back(r, w);
+      if (w) p.writes = static_cast<std::uint8_t>(p.writes | (1u << i));
+      acc.push_back(w ? strata::write(res[r]) : strata::read(res[r]));
     }
-    rt.submit_with_access(acc, [&sh, &violations, &ran, plan] {
-      for (auto [r, w] : plan) {
-        auto& s = sh[static_cast<std::size_t>(r)];
-        if (w) {
-          if (s.writers.fetch_add(1) != 0 || s.readers.load() != 0) violations.fetch_add(1);
-        } else {
-          s.readers.fetch_add(1);
-          if (s.writers.load() != 0) violations.fetch_add(1);
-        }
+    auto small = [&st, p] { exclusion_check(st, p); };
+    static_assert(strata::detail::k_access_in_frame<strata::detail::access_body_future<void, decltype(small)>>);
+    switch (how) {
+      case submission::future_in_frame:
+        rt.submit_with_access(acc, small);
+        break;
+      case submission::detached_in_frame:
+        rt.spawn_with_access(acc, small);
+        break;
+      case submission::future_on_heap: {
+        std::vector<exclusion_plan> boxed(1, p);
+        auto large = [&st, boxed, pad = std::array<char, 64>{}] { exclusion_check(st, boxed.front()); };
+        static_assert(!strata::detail::k_access_in_frame<strata::detail::access_body_future<void, decltype(large)>>);
+        rt.submit_with_access(acc, large);
+        break;
       }
-      for (auto [r, w] : plan) {
-        auto& s = sh[static_cast<std::size_t>(r)];
-        (w ? s.writers : s.readers).fetch_sub(1);
-      }
-      ran.fetch_add(1, std::memory_order_relaxed);
-    });
+    }
   }
   rt.wait_idle();
-  EXPECT_EQ(violations.load(), 0u);
-  EXPECT_EQ(ran.load(), tasks);
+  EXPECT_EQ(st.violations.load(), 0u);
+  EXPECT_EQ(st.ran.load(), tasks);
 }
 
 }  // namespace strata::test

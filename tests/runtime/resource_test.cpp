@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,7 +27,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(LockMode, ShadowCountersNeverSeeAConflict) { strata::test::exclusion_run(strata::test::scaled(100000), 2); }
+TEST(LockMode, ShadowCountersNeverSeeAConflict) {
+  using strata::test::submission;
+  for (submission how : {submission::future_in_frame, submission::detached_in_frame, submission::future_on_heap}) {
+    SCOPED_TRACE(static_cast<int>(how));
+    strata::test::exclusion_run(strata::test::scaled(100000), 2, how);
+  }
+}
 
 TEST(LockMode, BankTransfersKeepTheTotal) {
   strata::runtime rt(strata::test::workers(2));
@@ -54,8 +62,13 @@ TEST(LockMode, BankTransfersKeepTheTotal) {
 // One task submits every transfer (as the bank benchmark does), a third of
 // them through one hot account: the chains that build up behind it run in
 // place on the releasing worker; all complete and the total is kept.
+// Both ways: submit_with_access (this body is too large for a frame with a
+// future: a heap request) and spawn_with_access (in the frame; a refused
+// one moves to a heap request when it runs).
 TEST(LockMode, OneSubmittingTaskWithAHotAccountCompletesEveryTransfer) {
-  for (unsigned workers : {1u, 2u}) {
+  for (unsigned workers : {1u, 2u, 11u, 12u}) {
+    const bool detached = workers > 10;
+    workers %= 10;
     strata::runtime rt(strata::test::workers(workers));
     constexpr int k_accounts = 512;
     std::vector<strata::resource> res;
@@ -69,18 +82,23 @@ TEST(LockMode, OneSubmittingTaskWithAHotAccountCompletesEveryTransfer) {
          const auto a = t % 3 == 0 ? std::size_t{0} : static_cast<std::size_t>(rng() % k_accounts);
          auto b = static_cast<std::size_t>(rng() % k_accounts);
          if (b == a) b = (b + 1) % k_accounts;
-         rt.submit_with_access({strata::write(res[a]), strata::write(res[b])}, [&balance, &ran, a, b] {
+         auto transfer = [&balance, &ran, a, b] {
            balance[a] -= 3;
            balance[b] += 3;
            ran.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after wait_idle
-         });
+         };
+         if (detached) {
+           rt.spawn_with_access({strata::write(res[a]), strata::write(res[b])}, transfer);
+         } else {
+           rt.submit_with_access({strata::write(res[a]), strata::write(res[b])}, transfer);
+         }
        }
      }).get();
     rt.wait_idle();
-    EXPECT_EQ(ran.load(), n) << workers << " workers";
+    EXPECT_EQ(ran.load(), n) << workers << " workers, detached " << detached;
     long total = 0;
     for (long x : balance) total += x;
-    EXPECT_EQ(total, 1000L * k_accounts) << workers << " workers";
+    EXPECT_EQ(total, 1000L * k_accounts) << workers << " workers, detached " << detached;
   }
 }
 
@@ -106,6 +124,50 @@ TEST(LockMode, ASubmissionNeverRunsAWaiterInsideTheLockHolder) {
     holder.get();
     rt.wait_idle();
   }
+}
+
+// A task that throws gives its locks back on every path: a future gets the
+// exception, a detached task is counted in stats; the next writer runs.
+TEST(LockMode, AThrowingTaskReleasesItsLocksOnEveryPath) {
+  strata::runtime rt(strata::test::workers(2));
+  auto a = rt.make_resource();
+  auto b = rt.make_resource();
+  auto fail = [] { throw std::runtime_error("transfer refused"); };
+  EXPECT_THROW(rt.submit_with_access({strata::write(a), strata::read(b)}, fail).get(), std::runtime_error);
+  auto large_fail = [pad = std::array<char, 96>{}] {
+    if (pad[0] == 0) throw std::runtime_error("large transfer refused");
+  };
+  EXPECT_THROW(rt.submit_with_access({strata::write(a)}, large_fail).get(), std::runtime_error);
+  rt.spawn_with_access({strata::write(a), strata::write(b)}, fail);
+  rt.spawn_with_access({strata::write(b)}, large_fail);
+  rt.wait_idle();
+  std::uint64_t detached = 0;
+  for (const auto& w : rt.stats().workers) detached += w.detached_exceptions;
+  EXPECT_EQ(detached, 2u);
+  EXPECT_EQ(rt.submit_with_access({strata::write(a), strata::write(b)}, [] { return 7; }).get(), 7) << "locks were kept";
+}
+
+// wait_idle counts detached lock-mode tasks too, those blocked at
+// submission and those refused when they ran.
+TEST(LockMode, WaitIdleWaitsForBlockedDetachedTasks) {
+  strata::runtime rt(strata::test::workers(2));
+  auto r = rt.make_resource();
+  std::atomic<bool> release{false}, holding{false};
+  std::atomic<int> ran{0};
+  rt.spawn_with_access({strata::write(r)}, [&] {
+    holding.store(true);
+    while (!release.load()) std::this_thread::yield();
+    ran.fetch_add(1);
+  });
+  while (!holding.load()) std::this_thread::yield();
+  for (int i = 0; i < 100; ++i) rt.spawn_with_access({strata::read(r)}, [&] { ran.fetch_add(1); });
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    release.store(true);
+  });
+  rt.wait_idle();
+  EXPECT_EQ(ran.load(), 101);
+  releaser.join();
 }
 
 TEST(LockMode, BlockedTasksStartInPriorityOrder) {
@@ -290,6 +352,13 @@ TEST(LockMode, BadUseIsAClearError) {
   expect_usage([&] { rt.submit_with_access({strata::read(foreign)}, [] {}); }, "belongs to another runtime");
   expect_usage([&] { rt.submit_with_access({strata::read(a), strata::write(a)}, [] {}); }, "appears twice");
   expect_usage([&] { rt.submit_with_access({strata::read(strata::resource{})}, [] {}); }, "empty resource");
+  expect_usage([&] { rt.spawn_with_access({}, [] {}); }, "spawn_with_access: empty access list");
+  expect_usage([&] { rt.spawn_with_access({strata::read(foreign)}, [] {}); }, "belongs to another runtime");
+  expect_usage([&] { rt.spawn_with_access({strata::write(a), strata::read(a)}, [] {}); }, "appears twice");
+  std::vector<strata::access> six;
+  for (int i = 0; i < 5; ++i) six.push_back(strata::read(rt.make_resource()));
+  six.push_back(strata::write(six[2].res));
+  expect_usage([&] { rt.submit_with_access(six, [] {}); }, "submit_with_access: resource");
   strata::dataflow_graph g{rt};
   expect_usage([&] { g.task({strata::in(foreign)}, [] {}); }, "belongs to another runtime");
   expect_usage([&] { g.task({strata::in(a), strata::out(a)}, [] {}); }, "appears twice");

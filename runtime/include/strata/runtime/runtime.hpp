@@ -99,6 +99,9 @@ class runtime {
   void set_supervisor(supervisor s);
 
   // Lock mode (resource.hpp): fn runs once it holds every listed lock.
+  // submit_with_access returns its future; spawn_with_access is detached
+  // (as spawn: wait_idle waits for it; an exception is counted in stats
+  // and reported once).
   resource make_resource();
   template <class F>
   auto submit_with_access(std::initializer_list<access> list, F&& f, priority p = {})
@@ -110,6 +113,16 @@ class runtime {
       -> future<std::invoke_result_t<std::decay_t<F>&>> {
     return submit_with_access(list.data(), list.size(), std::forward<F>(f), p);
   }
+  template <class F>
+  void spawn_with_access(std::initializer_list<access> list, F&& f, priority p = {}) {
+    start_with_access(list.begin(), list.size(), detail::access_body_detached<std::decay_t<F>>{std::forward<F>(f)},
+                      p.value);
+  }
+  template <class F>
+  void spawn_with_access(const std::vector<access>& list, F&& f, priority p = {}) {
+    start_with_access(list.data(), list.size(), detail::access_body_detached<std::decay_t<F>>{std::forward<F>(f)},
+                      p.value);
+  }
 
   runtime_stats stats() const;
   detail::runtime_core& core() noexcept { return *m_core; }
@@ -120,6 +133,10 @@ class runtime {
   template <class F>
   auto submit_with_access(const access* list, std::size_t n, F&& f, priority p)
       -> future<std::invoke_result_t<std::decay_t<F>&>>;
+  template <class B>
+  void start_with_access(const access* list, std::size_t n, B&& body, int prio);
+  template <class D>
+  void start_access_request(const access* list, std::size_t n, D&& body, int prio);
   template <class T, class... Args>
   actor_ref<T> spawn_actor_on(affinity aff, int worker, Args&&... args);
   unsigned worker_of_node(numa_node n) const;
@@ -224,19 +241,45 @@ template <class F>
 auto runtime::submit_with_access(const access* list, std::size_t n, F&& f, priority p)
     -> future<std::invoke_result_t<std::decay_t<F>&>> {
   using R = std::invoke_result_t<std::decay_t<F>&>;
-  using request = detail::access_request_of<R, std::decay_t<F>>;
-  // numa_alloc, not malloc: the worker that runs the task frees the request
-  // (into its own cache, returned to the submitter's node in batches);
-  // glibc's arena lock made that cross-thread free a futex storm (bank
-  // transfer at 2 workers: 5x slower than at 1).
-  auto req = std::allocate_shared<request>(numa_allocator<request>::local(), m_core.get(),
-                                           std::decay_t<F>(std::forward<F>(f)), p.value);
-  detail::prepare_access(*m_core, *req, list, n);
-  request* raw = req.get();
-  future<R> result(std::shared_ptr<detail::future_state<R>>(req, &raw->state));
-  raw->self = std::move(req);
-  detail::start_access(*m_core, raw);
-  return result;
+  auto st = std::make_shared<detail::future_state<R>>(m_core.get());
+  start_with_access(list, n, detail::access_body_future<R, std::decay_t<F>>{std::forward<F>(f), st}, p.value);
+  return future<R>(std::move(st));
+}
+
+// A short list and a small body travel in a task frame: validated here,
+// spawned like any task, locks taken by the worker that runs it
+// (access_task). Otherwise, or when a lock looks held against it, a heap
+// request goes to the dispatcher (resource.cpp).
+template <class B>
+void runtime::start_with_access(const access* list, std::size_t n, B&& body, int prio) {
+  using D = std::decay_t<B>;
+  if constexpr (detail::k_access_in_frame<D>) {
+    if (n <= detail::access_head::k_locks) {
+      detail::access_task<D> t{{}, std::move(body)};
+      detail::prepare_locks(*m_core, list, n, t.head.locks, D::api);
+      t.head.n = static_cast<std::uint32_t>(n);
+      t.head.prio = prio;
+      if (!detail::queue_at_submission(*m_core, t.head.locks, n)) {
+        spawn(std::move(t));
+      } else {
+        start_access_request(list, n, std::move(t.body), prio);
+      }
+      return;
+    }
+  }
+  start_access_request(list, n, std::move(body), prio);
+}
+
+template <class D>
+void runtime::start_access_request(const access* list, std::size_t n, D&& body, int prio) {
+  auto* req = detail::access_request_of<D>::create(std::move(body), prio);
+  try {
+    detail::prepare_access(*m_core, *req, list, n, D::api);
+  } catch (...) {
+    req->drop(req);
+    throw;
+  }
+  detail::start_access(*m_core, req);
 }
 
 template <class F>
