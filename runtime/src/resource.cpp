@@ -348,22 +348,32 @@ access_request* release_locks(worker& w, const access_lock* locks, std::size_t n
 void prepare_locks(runtime_core& rt, const access* list, std::size_t n, access_lock* out, const char* api) {
   auto fail = [api](const std::string& why) { throw usage_error(std::string("strata::runtime::") + api + ": " + why); };
   if (n == 0) fail("empty access list; accepted: one or more read(r) / write(r)");
-  for (std::size_t i = 0; i < n; ++i) {
-    resource_state* s = list[i].res.state();
-    if (s == nullptr) fail("access " + std::to_string(i) + " names an empty resource (default-constructed)");
-    if (s->owner != &rt) fail("resource " + std::to_string(s->id) + " belongs to another runtime");
-    out[i] = access_lock(s, list[i].mode);
+  // Sorted by id, from the handles only (see resource): an insertion sort,
+  // lists are short (a transfer names two resources).
+  constexpr std::size_t k_small = 8;
+  std::uint32_t small_ids[k_small];
+  std::unique_ptr<std::uint32_t[]> large_ids;
+  std::uint32_t* ids = small_ids;
+  if (n > k_small) {
+    large_ids = std::make_unique<std::uint32_t[]>(n);
+    ids = large_ids.get();
   }
-  // Insertion sort: lists are short (a transfer names two resources).
-  for (std::size_t i = 1; i < n; ++i) {
-    const access_lock l = out[i];
+  for (std::size_t i = 0; i < n; ++i) {
+    const resource& r = list[i].res;
+    if (!r.valid()) fail("access " + std::to_string(i) + " names an empty resource (default-constructed)");
+    if (r.owner() != &rt) fail("resource " + std::to_string(r.id()) + " belongs to another runtime");
+    const access_lock l(r.state(), list[i].mode);
     std::size_t j = i;
-    for (; j > 0 && out[j - 1].res()->id > l.res()->id; --j) out[j] = out[j - 1];
+    for (; j > 0 && ids[j - 1] > r.id(); --j) {
+      ids[j] = ids[j - 1];
+      out[j] = out[j - 1];
+    }
+    ids[j] = r.id();
     out[j] = l;
   }
   for (std::size_t i = 1; i < n; ++i) {
-    if (out[i].res() == out[i - 1].res()) {
-      fail("resource " + std::to_string(out[i].res()->id) +
+    if (ids[i] == ids[i - 1]) {
+      fail("resource " + std::to_string(ids[i]) +
            " appears twice in one access list; accepted: each resource once (write(r) covers reading it)");
     }
   }
@@ -516,8 +526,6 @@ void report_detached_access_exception(std::exception_ptr e) noexcept {
 
 }  // namespace detail
 
-std::uint32_t resource::id() const noexcept { return m_state != nullptr ? m_state->id : 0; }
-
 resource runtime::make_resource() {
   auto& d = *m_core->access;
   std::lock_guard lock(d.create_mutex);
@@ -526,7 +534,7 @@ resource runtime::make_resource() {
   s.owner = m_core.get();
   std::lock_guard queues(d.mutex);  // the dispatcher reads `waiting` under it
   d.waiting.emplace_back();
-  return resource(&s);
+  return resource(&s, s.id, m_core.get());
 }
 
 }  // namespace strata

@@ -75,20 +75,27 @@ struct resource_state;
 struct access_request;
 }  // namespace detail
 
-// A handle to one resource of one runtime (copyable).
+// A handle to one resource of one runtime (copyable). It carries the
+// resource's id and runtime, so that a submission validates and orders its
+// list without reading the resource's lock word's cache line, which the
+// workers running its tasks keep writing.
 class resource {
  public:
   resource() = default;
-  std::uint32_t id() const noexcept;
+  std::uint32_t id() const noexcept { return m_id; }
   bool valid() const noexcept { return m_state != nullptr; }
   friend bool operator==(const resource& a, const resource& b) noexcept { return a.m_state == b.m_state; }
 
   // Internal.
-  explicit resource(detail::resource_state* s) noexcept : m_state(s) {}
+  resource(detail::resource_state* s, std::uint32_t id, const detail::runtime_core* owner) noexcept
+      : m_state(s), m_owner(owner), m_id(id) {}
   detail::resource_state* state() const noexcept { return m_state; }
+  const detail::runtime_core* owner() const noexcept { return m_owner; }
 
  private:
   detail::resource_state* m_state = nullptr;
+  const detail::runtime_core* m_owner = nullptr;
+  std::uint32_t m_id = 0;
 };
 
 enum class access_mode : std::uint8_t { read, write };
@@ -107,8 +114,9 @@ struct priority {
 
 namespace detail {
 
-// One resource: its lock word and the reader front-run count.
-struct resource_state {
+// One resource: its lock word and the reader front-run count, on a cache
+// line of its own (tasks on neighbouring resources run on other workers).
+struct alignas(64) resource_state {
   std::atomic<std::uint32_t> word{0};
   std::atomic<std::uint32_t> front_runs{0};  // readers that overtook a registered writer
   // Blocked requests that ask for this resource: RMW (seq_cst) under the
