@@ -306,19 +306,17 @@ void block(runtime_core& rt, access_request* req, unsigned runner, std::size_t t
   dispatch(rt, to_run, at_submit);
 }
 
-// After the task ran: releases its locks; if a blocked request asks for one
-// of them, re-evaluates the queues of the released resources (under the
-// mutex) and runs what they let through. A release nobody waits for takes
-// no mutex: with a few hot resources, the others' releases stay off it.
-// With `continue_here`, the first request let through is returned for the
-// caller to run next, in place (its locks are held for it).
-access_request* release_locks(worker& w, const access_lock* locks, std::size_t n, bool continue_here) noexcept {
+// After locks[0..n) were released (or held for a moment): if a blocked
+// request asks for one of them, re-evaluates the queues of those resources
+// (under the mutex) and runs what they let through. With `continue_here`,
+// the first request let through is returned for the caller to run next,
+// in place (its locks are held for it).
+access_request* reevaluate_released(worker& w, const access_lock* locks, std::size_t n, bool continue_here) noexcept {
   runtime_core& rt = *w.rt;
   access_dispatcher& d = dispatcher_of(rt);
-  for (std::size_t i = n; i-- > 0;) unlock(*locks[i].res(), locks[i].mode());
   bool waited = false;
   for (std::size_t i = 0; i < n; ++i) {
-    // seq_cst: after the releases above (see announce).
+    // seq_cst: after the releases (see announce).
     waited = waited || locks[i].res()->waiters.load(std::memory_order_seq_cst) != 0;
   }
   if (!waited) return nullptr;
@@ -341,6 +339,14 @@ access_request* release_locks(worker& w, const access_lock* locks, std::size_t n
   } catch (const std::bad_alloc&) {
     out_of_memory("re-evaluating blocked lock-mode tasks");
   }
+}
+
+// After the task ran: releases its locks, then re-evaluates what waits for
+// them. A release nobody waits for takes no mutex: with a few hot
+// resources, the others' releases stay off it.
+access_request* release_locks(worker& w, const access_lock* locks, std::size_t n, bool continue_here) noexcept {
+  for (std::size_t i = n; i-- > 0;) unlock(*locks[i].res(), locks[i].mode());
+  return reevaluate_released(w, locks, n, continue_here);
 }
 
 }  // namespace
@@ -439,8 +445,8 @@ void start_access(runtime_core& rt, access_request* req) {
   try {
     t = launch_frame(rt, req);
   } catch (...) {
-    count(true);  // it never existed for wait_idle
     req->drop(req);
+    count(true);  // it never existed for wait_idle (after its body is destroyed)
     throw;
   }
   if (on_worker) {
@@ -451,8 +457,8 @@ void start_access(runtime_core& rt, access_request* req) {
     submit_external(rt, t, true);
   } catch (...) {  // the injector could not take it (no memory): nothing ran
     delete t;      // a heap frame (launch_frame off the workers) with a trivial callable
-    count(true);
     req->drop(req);
+    count(true);
     throw;
   }
 }
@@ -513,6 +519,14 @@ void block_frame(worker& w, access_request* req, std::size_t taken) noexcept {
 
 access_request* release_frame_locks(worker& w, access_head& head) noexcept {
   return release_locks(w, head.locks, head.n, true);
+}
+
+void abandon_refused_frame(worker& w, access_head& head, std::size_t taken) noexcept {
+  // The first `taken` locks were held for a moment by the refused try: a
+  // re-evaluation that ran meanwhile may have stopped at one of them, and
+  // no release of ours will follow (found by review), so look again, as
+  // block() does for a request that does get queued.
+  reevaluate_released(w, head.locks, taken, false);
 }
 
 bool queue_at_submission(runtime_core& rt, const access_lock* locks, std::size_t n) noexcept {

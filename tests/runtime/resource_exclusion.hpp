@@ -57,7 +57,7 @@ inline void exclusion_check(exclusion_state& st, const exclusion_plan& p) {
     auto& s = st.sh[p.ids[i]];
     (((p.writes >> i) & 1u) != 0 ? s.writers : s.readers).fetch_sub(1);
   }
-  st.ran.fetch_add(1, std::memory_order_relaxed);
+  st.ran.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after wait_idle
 }
 
 inline void exclusion_run(std::size_t tasks, unsigned workers, submission how = submission::future_in_frame) {

@@ -126,9 +126,10 @@ TEST(LockMode, ASubmissionNeverRunsAWaiterInsideTheLockHolder) {
   }
 }
 
-// A task that throws gives its locks back on every path: a future gets the
+// A task that throws gives its locks back, in a frame and as a heap request
+// (its locks free when it runs; refused ones below): a future gets the
 // exception, a detached task is counted in stats; the next writer runs.
-TEST(LockMode, AThrowingTaskReleasesItsLocksOnEveryPath) {
+TEST(LockMode, AThrowingTaskReleasesItsLocksInAFrameAndOnTheHeap) {
   strata::runtime rt(strata::test::workers(2));
   auto a = rt.make_resource();
   auto b = rt.make_resource();
@@ -147,9 +148,70 @@ TEST(LockMode, AThrowingTaskReleasesItsLocksOnEveryPath) {
   EXPECT_EQ(rt.submit_with_access({strata::write(a), strata::write(b)}, [] { return 7; }).get(), 7) << "locks were kept";
 }
 
-// wait_idle counts detached lock-mode tasks too, those blocked at
-// submission and those refused when they ran.
-TEST(LockMode, WaitIdleWaitsForBlockedDetachedTasks) {
+// Holds write(r) and write(c) until `release`, then fills c's queue past
+// the dispatcher's admission (64 per worker), so that later submissions
+// on r are plain frames even though r is held: they are refused when they
+// run and move to heap requests (block_frame).
+struct held_past_admission {
+  std::atomic<bool> release{false}, holding{false};
+  held_past_admission(strata::runtime& rt, strata::resource r, strata::resource c) {
+    rt.spawn_with_access({strata::write(r), strata::write(c)}, [this] {
+      holding.store(true);
+      while (!release.load()) std::this_thread::yield();
+    });
+    while (!holding.load()) std::this_thread::yield();
+    for (int i = 0; i < 300; ++i) rt.spawn_with_access({strata::write(c)}, [] {});
+    std::this_thread::sleep_for(50ms);  // the injector's 300 reach the queues
+  }
+};
+
+TEST(LockMode, AThrowingTaskRefusedWhenItRanReleasesItsLocks) {
+  strata::runtime rt(strata::test::workers(2));
+  auto a = rt.make_resource();
+  auto c = rt.make_resource();
+  held_past_admission held(rt, a, c);
+  auto fail = [] { throw std::runtime_error("transfer refused"); };
+  auto f = rt.submit_with_access({strata::write(a)}, fail);
+  rt.spawn_with_access({strata::write(a)}, fail);
+  std::this_thread::sleep_for(50ms);
+  held.release.store(true);
+  EXPECT_THROW(f.get(), std::runtime_error);
+  rt.wait_idle();
+  std::uint64_t detached = 0;
+  for (const auto& w : rt.stats().workers) detached += w.detached_exceptions;
+  EXPECT_EQ(detached, 1u);
+  EXPECT_EQ(rt.submit_with_access({strata::write(a), strata::write(c)}, [] { return 7; }).get(), 7) << "locks were kept";
+}
+
+TEST(LockMode, WaitIdleWaitsForDetachedTasksRefusedWhenTheyRan) {
+  strata::runtime rt(strata::test::workers(2));
+  auto r = rt.make_resource();
+  auto c = rt.make_resource();
+  held_past_admission held(rt, r, c);
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 100; ++i) rt.spawn_with_access({strata::read(r)}, [&] { ran.fetch_add(1); });
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(100ms);
+    held.release.store(true);
+  });
+  rt.wait_idle();
+  EXPECT_EQ(ran.load(), 100);
+  releaser.join();
+}
+
+TEST(LockMode, SubmissionsAfterShutdownAreRefusedOnEveryPath) {
+  strata::runtime rt(strata::test::workers(2));
+  auto a = rt.make_resource();
+  rt.shutdown();
+  auto large = [pad = std::array<char, 96>{}] { (void)pad; };
+  EXPECT_THROW(rt.submit_with_access({strata::write(a)}, [] {}), strata::runtime_error);
+  EXPECT_THROW(rt.submit_with_access({strata::write(a)}, large), strata::runtime_error);
+  EXPECT_THROW(rt.spawn_with_access({strata::write(a)}, [] {}), strata::runtime_error);
+  EXPECT_THROW(rt.spawn_with_access({strata::write(a)}, large), strata::runtime_error);
+}
+
+// wait_idle counts detached lock-mode tasks blocked at submission too.
+TEST(LockMode, WaitIdleWaitsForDetachedTasksBlockedAtSubmission) {
   strata::runtime rt(strata::test::workers(2));
   auto r = rt.make_resource();
   std::atomic<bool> release{false}, holding{false};

@@ -256,6 +256,10 @@ void block_frame(worker& w, access_request* req, std::size_t taken) noexcept;
 // Releases head's locks after the body ran; returns a task that the release
 // let through for the caller to run next (in place), or nullptr.
 access_request* release_frame_locks(worker& w, access_head& head) noexcept;
+// A refused task whose body could not move to a heap request (out of
+// memory, or its move threw): it fails instead of waiting, and the queues
+// of the locks it held for a moment get another look.
+void abandon_refused_frame(worker& w, access_head& head, std::size_t taken) noexcept;
 // Runs a request whose locks are held for it, and the chain of requests
 // that each release lets through (at most a bounded number in place).
 void run_access_chain(worker& w, access_request* req) noexcept;
@@ -276,7 +280,8 @@ struct access_task {
       try {
         req = access_request_of<B>::create(std::move(body), head.prio);
       } catch (...) {
-        body.fail(std::current_exception());  // nothing holds a lock for it: no one else waits
+        abandon_refused_frame(w, head, taken);
+        body.fail(std::current_exception());
         return;
       }
       std::copy(head.locks, head.locks + head.n, req->locks);
