@@ -25,8 +25,9 @@
 // (under the mutex), as does one whose locks look busy at submission or
 // whose list or body does not fit a frame. Bank transfer, 2x10^6 from one
 // task: 346 -> 134 ms at 1 worker, 311 -> 144 ms at 2 (2-vCPU VM) once
-// the request and the future no longer came from the heap per transfer. The worker that releases locks re-evaluates the
-// queues of the resources it released; a task refused by another resource
+// the request and the future no longer came from the heap per transfer.
+// The worker that releases locks re-evaluates the queues of the resources
+// it released; a task refused by another resource
 // moves to that resource's queue (seed 004's redistribution); a task that
 // gets its locks goes on the releasing worker's deque, which just had the
 // resources in its cache (thieves take it when that worker is busy).
@@ -37,7 +38,7 @@
 // task that held its locks while it waited in a deque made every later
 // task on those resources conflict (bank transfer, 2x10^6 transfers from
 // one task on 2 workers: 1.56 s with locks at submission and a cap on such
-// tasks, 0.30 s now). Why queues per resource rather than seed 004's per
+// tasks, 0.30 s with them taken at run time, before the frame path). Why queues per resource rather than seed 004's per
 // holder worker: with few workers a holder's queue holds about all blocked
 // tasks, and re-scanning it on every release made a 10^5-task run
 // quadratic (it did not finish in 120 s); a resource's queue is scanned
