@@ -306,20 +306,25 @@ void block(runtime_core& rt, access_request* req, unsigned runner, std::size_t t
   dispatch(rt, to_run, at_submit);
 }
 
-// After locks[0..n) were released (or held for a moment): if a blocked
-// request asks for one of them, re-evaluates the queues of those resources
-// (under the mutex) and runs what they let through. With `continue_here`,
-// the first request let through is returned for the caller to run next,
-// in place (its locks are held for it).
-access_request* reevaluate_released(worker& w, const access_lock* locks, std::size_t n, bool continue_here) noexcept {
-  runtime_core& rt = *w.rt;
-  access_dispatcher& d = dispatcher_of(rt);
+// True when a blocked request asks for one of locks[0..n): read after
+// those locks were released (or held for a moment).
+bool anyone_waits(const access_lock* locks, std::size_t n) noexcept {
   bool waited = false;
   for (std::size_t i = 0; i < n; ++i) {
     // seq_cst: after the releases (see announce).
     waited = waited || locks[i].res()->waiters.load(std::memory_order_seq_cst) != 0;
   }
-  if (!waited) return nullptr;
+  return waited;
+}
+
+// Someone waits for one of locks[0..n): re-evaluates the queues of those
+// resources (under the mutex) and runs what they let through. With
+// `continue_here`, the first request let through is returned for the
+// caller to run next, in place (its locks are held for it).
+[[gnu::noinline]] access_request* reevaluate_released(worker& w, const access_lock* locks, std::size_t n,
+                                                      bool continue_here) noexcept {
+  runtime_core& rt = *w.rt;
+  access_dispatcher& d = dispatcher_of(rt);
   try {
     std::vector<access_request*> to_run;
     {
@@ -342,47 +347,78 @@ access_request* reevaluate_released(worker& w, const access_lock* locks, std::si
 }
 
 // After the task ran: releases its locks, then re-evaluates what waits for
-// them. A release nobody waits for takes no mutex: with a few hot
-// resources, the others' releases stay off it.
+// them. A release nobody waits for takes no mutex (and no call): with a few
+// hot resources, the others' releases stay off it.
 access_request* release_locks(worker& w, const access_lock* locks, std::size_t n, bool continue_here) noexcept {
   for (std::size_t i = n; i-- > 0;) unlock(*locks[i].res(), locks[i].mode());
+  if (!anyone_waits(locks, n)) return nullptr;
   return reevaluate_released(w, locks, n, continue_here);
+}
+
+// What is wrong with a list that prepare_locks refused: the first empty or
+// foreign resource, else the first duplicate (usage_error naming it).
+[[noreturn, gnu::noinline]] void refuse_access_list(runtime_core& rt, const access* list, std::size_t n,
+                                                    const char* api) {
+  auto fail = [api](const std::string& why) { throw usage_error(std::string("strata::runtime::") + api + ": " + why); };
+  if (n == 0) fail("empty access list; accepted: one or more read(r) / write(r)");
+  for (std::size_t i = 0; i < n; ++i) {
+    const resource& r = list[i].res;
+    if (!r.valid()) fail("access " + std::to_string(i) + " names an empty resource (default-constructed)");
+    if (r.owner() != &rt) fail("resource " + std::to_string(r.id()) + " belongs to another runtime");
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (list[j].res == list[i].res) {
+        fail("resource " + std::to_string(list[i].res.id()) +
+             " appears twice in one access list; accepted: each resource once (write(r) covers reading it)");
+      }
+    }
+  }
+  // Not reached: sort_locks refuses only the cases above.
+  throw usage_error(std::string("strata::runtime::") + api + ": invalid access list");
+}
+
+// Fills out[0..n) sorted by id (ids[0..n) alongside), from the handles only
+// (see resource): an insertion sort, lists are short. False when the list
+// is empty or names an empty, foreign or repeated resource.
+[[gnu::always_inline]] inline bool sort_locks(runtime_core& rt, const access* list, std::size_t n, access_lock* out,
+                                              std::uint32_t* ids) noexcept {
+  if (n == 0) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const resource& r = list[i].res;
+    if (!r.valid() || r.owner() != &rt) return false;
+    const std::uint32_t id = r.id();
+    std::size_t j = i;
+    for (; j > 0 && ids[j - 1] > id; --j) {
+      ids[j] = ids[j - 1];
+      out[j] = out[j - 1];
+    }
+    ids[j] = id;
+    out[j] = access_lock(r.state(), list[i].mode);
+  }
+  for (std::size_t i = 1; i < n; ++i) {
+    if (ids[i] == ids[i - 1]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+namespace {
+
+[[gnu::noinline]] void prepare_long_locks(runtime_core& rt, const access* list, std::size_t n, access_lock* out,
+                                          const char* api) {
+  std::vector<std::uint32_t> ids(n);
+  if (!sort_locks(rt, list, n, out, ids.data())) refuse_access_list(rt, list, n, api);
 }
 
 }  // namespace
 
 void prepare_locks(runtime_core& rt, const access* list, std::size_t n, access_lock* out, const char* api) {
-  auto fail = [api](const std::string& why) { throw usage_error(std::string("strata::runtime::") + api + ": " + why); };
-  if (n == 0) fail("empty access list; accepted: one or more read(r) / write(r)");
-  // Sorted by id, from the handles only (see resource): an insertion sort,
-  // lists are short (a transfer names two resources).
-  constexpr std::size_t k_small = 8;
-  std::uint32_t small_ids[k_small];
-  std::unique_ptr<std::uint32_t[]> large_ids;
-  std::uint32_t* ids = small_ids;
-  if (n > k_small) {
-    large_ids = std::make_unique<std::uint32_t[]>(n);
-    ids = large_ids.get();
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    const resource& r = list[i].res;
-    if (!r.valid()) fail("access " + std::to_string(i) + " names an empty resource (default-constructed)");
-    if (r.owner() != &rt) fail("resource " + std::to_string(r.id()) + " belongs to another runtime");
-    const access_lock l(r.state(), list[i].mode);
-    std::size_t j = i;
-    for (; j > 0 && ids[j - 1] > r.id(); --j) {
-      ids[j] = ids[j - 1];
-      out[j] = out[j - 1];
-    }
-    ids[j] = r.id();
-    out[j] = l;
-  }
-  for (std::size_t i = 1; i < n; ++i) {
-    if (ids[i] == ids[i - 1]) {
-      fail("resource " + std::to_string(ids[i]) +
-           " appears twice in one access list; accepted: each resource once (write(r) covers reading it)");
-    }
-  }
+  constexpr std::size_t k_short = 8;
+  if (n > k_short) return prepare_long_locks(rt, list, n, out, api);
+  std::uint32_t ids[k_short];
+  if (!sort_locks(rt, list, n, out, ids)) refuse_access_list(rt, list, n, api);
 }
 
 void prepare_access(runtime_core& rt, access_request& req, const access* list, std::size_t n, const char* api) {
@@ -526,7 +562,7 @@ void abandon_refused_frame(worker& w, access_head& head, std::size_t taken) noex
   // re-evaluation that ran meanwhile may have stopped at one of them, and
   // no release of ours will follow (found by review), so look again, as
   // block() does for a request that does get queued.
-  reevaluate_released(w, head.locks, taken, false);
+  if (anyone_waits(head.locks, taken)) reevaluate_released(w, head.locks, taken, false);
 }
 
 bool queue_at_submission(runtime_core& rt, const access_lock* locks, std::size_t n) noexcept {
