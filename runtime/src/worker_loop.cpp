@@ -78,7 +78,7 @@ std::uint64_t now_ns() noexcept {
 // wake a sleeping worker).
 constexpr int k_mail_per_pop = 256;
 
-task* pop_inbox(worker& w) noexcept {
+[[gnu::noinline]] task* pop_inbox_items(worker& w) noexcept {
   task* t = nullptr;
   int mail = 0;
   w.mail_backlog = false;
@@ -105,6 +105,17 @@ task* pop_inbox(worker& w) noexcept {
     }
   }
   return nullptr;
+}
+
+// Checked before every task: an empty inbox (the common case) costs three
+// loads here, not a call (about 29 instructions per task before, bank
+// benchmark under callgrind).
+inline task* pop_inbox(worker& w) noexcept {
+  if (w.inbox.empty()) {
+    w.mail_backlog = false;
+    return nullptr;
+  }
+  return pop_inbox_items(w);
 }
 
 task* pop_injector(worker& w, std::size_t node) noexcept {

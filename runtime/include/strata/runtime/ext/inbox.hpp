@@ -87,6 +87,13 @@ class inbox {
     return pop_status::busy;
   }
 
+  // Consumer only: true exactly when pop() would report `empty` now
+  // (nothing queued, no producer between its two stores).
+  bool empty() const noexcept {
+    // acquire: as in pop (pairs with the release store of next and the exchange in push).
+    return m_head == &m_stub && (m_stub.*Next).load(std::memory_order_acquire) == nullptr &&
+           m_tail.load(std::memory_order_acquire) == &m_stub;
+  }
   std::uint64_t depth() const noexcept {
     // relaxed: statistics. m_popped is the consumer's; read racily here.
     const auto pushed = m_pushed.load(std::memory_order_relaxed);
