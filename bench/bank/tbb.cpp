@@ -32,46 +32,44 @@ void locked_apply(account_lock* l, std::int64_t* b, const transfer& t) {
   apply(b, t);
 }
 
-}  // namespace
-
-repetition prepare_tbb_tasks(distribution d, unsigned threads) {
+// One configuration: a oneTBB session, the account locks and balances;
+// each repetition resets the balances and runs all(workload, locks, balances) inside
+// the session's arena.
+template <class All>
+repetition prepare_with(distribution d, unsigned threads, All all) {
   const workload& w = workload_of(d);
   auto session = std::make_shared<tbb_session>(threads);
   auto locks = std::make_shared<std::vector<account_lock>>(k_accounts);
   auto balance = std::make_shared<std::vector<std::int64_t>>(k_accounts);
-  return [&w, session, locks, balance] {
+  return [&w, session, locks, balance, all] {
     std::int64_t* b = balance->data();
     reset(b);
     account_lock* l = locks->data();
-    session->run([&w, l, b] {
-      tbb::task_group g;
-      for (const transfer& t : w.transfers) {
-        g.run([l, b, t] { locked_apply(l, b, t); });
-      }
-      g.wait();
-    });
+    session->run([&w, l, b, &all] { all(w, l, b); });
     return check(w, b);
   };
 }
 
+}  // namespace
+
+repetition prepare_tbb_tasks(distribution d, unsigned threads) {
+  return prepare_with(d, threads, [](const workload& w, account_lock* l, std::int64_t* b) {
+    tbb::task_group g;
+    for (const transfer& t : w.transfers) {
+      g.run([l, b, t] { locked_apply(l, b, t); });
+    }
+    g.wait();
+  });
+}
+
 repetition prepare_tbb(distribution d, unsigned threads) {
-  const workload& w = workload_of(d);
-  auto session = std::make_shared<tbb_session>(threads);
-  auto locks = std::make_shared<std::vector<account_lock>>(k_accounts);
-  auto balance = std::make_shared<std::vector<std::int64_t>>(k_accounts);
-  return [&w, session, locks, balance] {
-    std::int64_t* b = balance->data();
-    reset(b);
-    account_lock* l = locks->data();
+  return prepare_with(d, threads, [](const workload& w, account_lock* l, std::int64_t* b) {
     const transfer* list = w.transfers.data();
-    session->run([&w, l, list, b] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, w.transfers.size()),
-                        [l, list, b](const tbb::blocked_range<std::size_t>& range) {
-                          for (std::size_t i = range.begin(); i != range.end(); ++i) locked_apply(l, b, list[i]);
-                        });
-    });
-    return check(w, b);
-  };
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, w.transfers.size()),
+                      [l, list, b](const tbb::blocked_range<std::size_t>& range) {
+                        for (std::size_t i = range.begin(); i != range.end(); ++i) locked_apply(l, b, list[i]);
+                      });
+  });
 }
 
 }  // namespace strata_bench::bank

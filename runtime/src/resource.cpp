@@ -402,10 +402,6 @@ access_request* release_locks(worker& w, const access_lock* locks, std::size_t n
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 [[gnu::noinline]] void prepare_long_locks(runtime_core& rt, const access* list, std::size_t n, access_lock* out,
                                           const char* api) {
   std::vector<std::uint32_t> ids(n);
