@@ -49,8 +49,10 @@ actor_address address_of(const worker& w, const actor_slot& s) noexcept {
   return actor_address::make(w.rt->rank, w.index, s.index, s.generation);
 }
 
-void schedule(worker& w, actor_slot& s) noexcept {
-  if (s.scheduled) return;
+// Queues s's turn frame on the ready FIFO unless it is queued or running;
+// true when it queued it (the caller counts the turn as a task).
+[[gnu::always_inline]] inline bool queue_turn(worker& w, actor_slot& s) noexcept {
+  if (s.scheduled) return false;
   s.scheduled = true;
   task* t = &s.turn;
   t->next.store(nullptr, std::memory_order_relaxed);  // relaxed: owner-private list
@@ -60,10 +62,15 @@ void schedule(worker& w, actor_slot& s) noexcept {
     w.ready_tail->next.store(t, std::memory_order_relaxed);  // relaxed: owner-private list
   }
   w.ready_tail = t;
-  w.counters.spawned.add();  // the turn is a task: wait_idle counts it until it ran
+  return true;
 }
 
-void enqueue(worker& w, actor_slot& s, task* m) noexcept {
+void schedule(worker& w, actor_slot& s) noexcept {
+  if (queue_turn(w, s)) w.counters.spawned.add();  // the turn is a task: wait_idle counts it until it ran
+}
+
+// Appends m to s's mailbox; true when s's turn was queued for it.
+[[gnu::always_inline]] inline bool append_mail(worker& w, actor_slot& s, task* m) noexcept {
   m->next.store(nullptr, std::memory_order_relaxed);  // relaxed: owner-private list
   if (s.mail_tail == nullptr) {
     s.mail_head = m;
@@ -72,7 +79,11 @@ void enqueue(worker& w, actor_slot& s, task* m) noexcept {
   }
   s.mail_tail = m;
   w.counters.mailbox_high_water.max(++s.depth);
-  schedule(w, s);
+  return queue_turn(w, s);
+}
+
+void enqueue(worker& w, actor_slot& s, task* m) noexcept {
+  if (append_mail(w, s, m)) w.counters.spawned.add();  // the turn (see schedule)
 }
 
 task* dequeue(actor_slot& s) noexcept {
@@ -201,12 +212,14 @@ void retire_slot(worker& w, actor_table& tab, actor_slot& s) noexcept {
 }
 
 // One turn of slot s: at most the budget's messages, one at a time. The
-// caller (run_turn) has saved the outer turn and points w.turn_ctx at ctx.
-[[gnu::always_inline]] inline void actor_turn(worker& w, actor_table& tab, actor_slot& s, actor_context& ctx) {
+// caller (run_turn) has saved the outer turn and points w.turn_ctx at ctx,
+// and counts the messages handled (the return value) as executed.
+[[gnu::always_inline]] inline unsigned actor_turn(worker& w, actor_table& tab, actor_slot& s, actor_context& ctx,
+                                                  unsigned budget) {
   ctx.begin(s.index, s.generation);
   s.running = true;
-  for (unsigned left = w.rt->actor_budget; left != 0 && s.mail_head != nullptr && s.state == slot_state::live;
-       --left) {
+  unsigned left = budget;
+  for (; left != 0 && s.mail_head != nullptr && s.state == slot_state::live; --left) {
     task* m = dequeue(s);
     w.turn_actor = s.actor;  // per message: a restart replaces the actor
     try {
@@ -216,7 +229,6 @@ void retire_slot(worker& w, actor_table& tab, actor_slot& s) noexcept {
     }
     if (m->destroy != nullptr) m->destroy(m);
     free_frame(w, m);
-    w.counters.executed.add();
     ++s.handled;
     if (ctx.stop_requested()) s.state = slot_state::stopped;
   }
@@ -224,9 +236,10 @@ void retire_slot(worker& w, actor_table& tab, actor_slot& s) noexcept {
   s.scheduled = false;
   if (s.state == slot_state::stopped) {
     retire_slot(w, tab, s);
-    return;
+  } else if (s.state == slot_state::live && s.mail_head != nullptr) {
+    schedule(w, s);
   }
-  if (s.state == slot_state::live && s.mail_head != nullptr) schedule(w, s);
+  return budget - left;
 }
 
 // A turn frame: this actor's turn, then the turns that became due meanwhile
@@ -235,7 +248,9 @@ void retire_slot(worker& w, actor_table& tab, actor_slot& s) noexcept {
 // worker looks at its inbox and deque again. The outer turn (a turn that
 // waits in a nested help) is saved once for the chain, and one context
 // serves every turn of it. Each chained turn was counted as a task when it
-// was queued, so it is counted as executed here.
+// was queued, so it is counted as executed here, with the chain's messages:
+// one add at the end of the chain (a later count only makes wait_idle wait
+// longer; every message's frame is already back in its pool by then).
 constexpr int k_chained = 16;
 
 void run_turn(task* turn) {
@@ -245,13 +260,14 @@ void run_turn(task* turn) {
   actor_context* const outer_ctx = w.turn_ctx;
   actor_context ctx(&w, actor_address{});
   w.turn_ctx = &ctx;
-  actor_turn(w, tab, *tab.find(static_cast<std::uint32_t>(turn->tag)), ctx);
+  const unsigned budget = w.rt->actor_budget;
+  std::uint64_t done = actor_turn(w, tab, slot_of_turn(turn), ctx, budget);
   for (int k = 0; k < k_chained; ++k) {
     task* next = pop_ready(w);
     if (next == nullptr) break;
-    actor_turn(w, tab, *tab.find(static_cast<std::uint32_t>(next->tag)), ctx);
-    w.counters.executed.add();
+    done += 1 + actor_turn(w, tab, slot_of_turn(next), ctx, budget);
   }
+  w.counters.executed.add(done);
   w.turn_actor = outer_actor;
   w.turn_ctx = outer_ctx;
 }
@@ -567,16 +583,17 @@ void destroy_actor_table(worker& w) noexcept {
 
 void deliver_from_inbox(worker& w, task* t) noexcept { deliver(w, t, true); }
 
-task* pop_ready(worker& w) noexcept {
-  task* t = w.ready_head;
-  if (t == nullptr) return nullptr;
-  w.ready_head = t->next.load(std::memory_order_relaxed);  // relaxed: owner-private list
-  if (w.ready_head == nullptr) w.ready_tail = nullptr;
-  return t;
-}
 
 
 void send_local(worker& w, task* t) noexcept {
+  const actor_address a = actor_address::from_bits(t->tag);
+  actor_slot* s = w.actors != nullptr ? w.actors->find(a.slot()) : nullptr;
+  if (s != nullptr && s->generation == a.generation() && s->state == slot_state::live) [[likely]] {
+    // deliver()'s common case, with one add for the message and its turn.
+    w.counters.messages_local.add();
+    w.counters.spawned.add(append_mail(w, *s, t) ? 2 : 1);
+    return;
+  }
   w.counters.spawned.add();  // handled (or dead-lettered) later: wait_idle waits for it
   deliver(w, t, false);
 }

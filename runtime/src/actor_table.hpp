@@ -18,8 +18,10 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include <strata/runtime/actor.hpp>
@@ -100,7 +102,20 @@ void destroy_actor_table(worker& w) noexcept;
 // Puts a message frame that arrived through the inbox into its mailbox.
 void deliver_from_inbox(worker& w, task* t) noexcept;
 // The next due turn (its frame), or nullptr.
-task* pop_ready(worker& w) noexcept;
+inline task* pop_ready(worker& w) noexcept {
+  task* t = w.ready_head;
+  if (t == nullptr) return nullptr;
+  w.ready_head = t->next.load(std::memory_order_relaxed);  // relaxed: owner-private list
+  if (w.ready_head == nullptr) w.ready_tail = nullptr;
+  return t;
+}
+
+// The slot whose embedded turn frame is t (turn is its first member).
+inline actor_slot& slot_of_turn(task* t) noexcept {
+  static_assert(std::is_standard_layout_v<actor_slot> && offsetof(actor_slot, turn) == 0,
+                "a turn frame's address is its slot's");
+  return *reinterpret_cast<actor_slot*>(t);
+}
 
 // Moves the actor at `a` (on this worker, or further along its forwarding
 // chain) to worker `to`, between two of its messages. reply (may be null)

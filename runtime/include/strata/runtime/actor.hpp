@@ -183,16 +183,13 @@ inline bool is_on(const worker& w, actor_address a) noexcept {
 // a dead letter); called on w only (actor.cpp).
 void send_local(worker& w, task* t) noexcept;
 
-// A message frame from the calling worker's pool.
+// Fills message frame t (from a pool or the heap) addressed to `to`.
 template <class F>
-task* make_local_message(worker& w, actor_address to, F&& f) {
-  task* t = w.pool.allocate();
-  if constexpr (k_boxed<F>) w.counters.boxed.add();
+void fill_message(task* t, actor_address to, F&& f) {
   t->group = nullptr;
   t->how = completion::message;
   t->tag = to.bits();
   emplace_callable(t, std::forward<F>(f));
-  return t;
 }
 
 // A message frame: from the calling worker's pool on a worker of rt, else
@@ -200,13 +197,25 @@ task* make_local_message(worker& w, actor_address to, F&& f) {
 template <class F>
 task* make_message(runtime_core& rt, actor_address to, F&& f) {
   worker* w = current_worker();
-  if (w != nullptr && w->rt == &rt) return make_local_message(*w, to, std::forward<F>(f));
-  task* t = new task{};
-  t->home = k_no_home;
-  t->group = nullptr;
-  t->how = completion::message;
-  t->tag = to.bits();
-  emplace_callable(t, std::forward<F>(f));
+  task* t;
+  if (w != nullptr && w->rt == &rt) {
+    t = w->pool.allocate();
+    if constexpr (k_boxed<F>) w->counters.boxed.add();
+  } else {
+    t = new task{};
+    t->home = k_no_home;
+  }
+  try {
+    fill_message(t, to, std::forward<F>(f));
+  } catch (...) {
+    // The message's move threw: the frame goes back, the exception to the sender.
+    if (t->home == k_no_home) {
+      delete t;
+    } else {
+      w->pool.free_local(t);
+    }
+    throw;
+  }
   return t;
 }
 
@@ -223,18 +232,28 @@ class actor_ref {
   bool valid() const noexcept { return m_rt != nullptr && m_address.valid(); }
 
   // Never blocks, never drops (a gone actor makes it a counted dead letter).
+  //
+  // The same-worker case is the fast path: a frame from the worker's free
+  // list, filled, and appended to the mailbox (a tail call). Everything
+  // else (another worker, a thread outside, an empty free list, an empty
+  // handle, a boxed message, one whose move may throw) is one out-of-line call, so that the fast path
+  // saves no registers and builds no stack frame around it. (An empty
+  // handle has m_rt == nullptr, which no worker's rt equals.)
   template <class M>
     requires handles<T, std::decay_t<M>>
   void send(M&& m) const {
-    check("send");
     using F = detail::message_send<T, std::decay_t<M>>;
-    detail::worker* w = detail::current_worker();
-    if (w != nullptr && w->rt == m_rt && detail::is_on(*w, m_address)) {
-      // Same worker: straight into the mailbox, no routing.
-      detail::send_local(*w, detail::make_local_message(*w, m_address, F{std::forward<M>(m)}));
-      return;
+    if constexpr (!detail::k_boxed<F> && std::is_nothrow_move_constructible_v<F>) {
+      detail::worker* w = detail::current_worker();
+      if (w != nullptr && w->rt == m_rt && detail::is_on(*w, m_address)) {
+        if (detail::task* t = w->pool.try_allocate()) {
+          detail::fill_message(t, m_address, F{std::forward<M>(m)});
+          detail::send_local(*w, t);
+          return;
+        }
+      }
     }
-    detail::send_message(*m_rt, detail::make_message(*m_rt, m_address, F{std::forward<M>(m)}));
+    send_slow(std::forward<M>(m));
   }
 
   // The reply of receive(ctx, m); get() rethrows its exception, or
@@ -255,6 +274,18 @@ class actor_ref {
   }
 
  private:
+  template <class M>
+  [[gnu::noinline]] void send_slow(M&& m) const {
+    check("send");
+    using F = detail::message_send<T, std::decay_t<M>>;
+    detail::worker* w = detail::current_worker();
+    if (w != nullptr && w->rt == m_rt && detail::is_on(*w, m_address)) {
+      // Same worker: straight into the mailbox, no routing.
+      detail::send_local(*w, detail::make_message(*m_rt, m_address, F{std::forward<M>(m)}));
+      return;
+    }
+    detail::send_message(*m_rt, detail::make_message(*m_rt, m_address, F{std::forward<M>(m)}));
+  }
   void check(const char* what) const {
     if (m_rt == nullptr) throw usage_error(std::string("strata::actor_ref::") + what + " on an empty actor_ref");
   }

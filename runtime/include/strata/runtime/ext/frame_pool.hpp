@@ -47,6 +47,13 @@ class frame_pool {
     m_free = t->next.load(std::memory_order_relaxed);  // relaxed: owner-private list
     return t;
   }
+  // Owner only: a frame from the free list, or nullptr when it is empty
+  // (allocate refills it). No call, so callers' fast paths stay leaf code.
+  task* try_allocate() noexcept {
+    task* t = m_free;
+    if (t != nullptr) m_free = t->next.load(std::memory_order_relaxed);  // relaxed: owner-private list
+    return t;
+  }
   // Owner only.
   void free_local(task* t) noexcept {
     t->next.store(m_free, std::memory_order_relaxed);  // relaxed: owner-private list
