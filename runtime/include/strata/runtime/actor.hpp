@@ -233,22 +233,28 @@ class actor_ref {
 
   // Never blocks, never drops (a gone actor makes it a counted dead letter).
   //
-  // The same-worker case is the fast path: a frame from the worker's free
-  // list, filled, and appended to the mailbox (a tail call). Everything
-  // else (another worker, a thread outside, an empty free list, an empty
-  // handle, a boxed message, one whose move may throw) is one out-of-line call, so that the fast path
-  // saves no registers and builds no stack frame around it. (An empty
-  // handle has m_rt == nullptr, which no worker's rt equals.)
+  // From a worker of the handle's runtime is the fast path: a frame from
+  // the worker's free list, filled, then a tail call: into the mailbox
+  // (same worker) or through send_message (which checks the address) to
+  // another worker's inbox. Everything else (a thread outside, an empty
+  // free list, an empty handle, a boxed message, one whose move may throw)
+  // is one out-of-line call, so that the fast path saves no registers and
+  // builds no stack frame around it. (An empty handle has m_rt == nullptr,
+  // which no worker's rt equals.)
   template <class M>
     requires handles<T, std::decay_t<M>>
   void send(M&& m) const {
     using F = detail::message_send<T, std::decay_t<M>>;
     if constexpr (!detail::k_boxed<F> && std::is_nothrow_move_constructible_v<F>) {
       detail::worker* w = detail::current_worker();
-      if (w != nullptr && w->rt == m_rt && detail::is_on(*w, m_address)) {
+      if (w != nullptr && w->rt == m_rt) {
         if (detail::task* t = w->pool.try_allocate()) {
           detail::fill_message(t, m_address, F{std::forward<M>(m)});
-          detail::send_local(*w, t);
+          if (detail::is_on(*w, m_address)) {
+            detail::send_local(*w, t);
+          } else {
+            detail::send_message(*m_rt, t);
+          }
           return;
         }
       }
