@@ -2,11 +2,12 @@
 // libgomp, LLVM libomp through a helper process, the C++ Actor Framework).
 // See bench/README.md.
 //
-// For each selected benchmark, each runtime in the order serial, strata,
-// tbb, omp, omp-llvm, caf that has a version of it, and each thread count
-// (serial: once, 1 thread):
-// prepare outside the timed region, 1 warm-up run, N timed runs, teardown;
-// then the table on stdout and, with --json, the JSON array. Exit status 0
+// For each selected benchmark and thread count, the runtimes in the order
+// serial (once, 1 thread, with the first thread count), strata, tbb, omp,
+// caf that have a version of it, measured side by side (measure_group:
+// prepare each outside the timed region, then 1 warm-up run and N timed
+// runs of each, interleaved, then teardown); omp-llvm (a helper process)
+// after them; then the table on stdout and, with --json, the JSON array. Exit status 0
 // when every check is ok, 1 when one failed, 2 on a bad command line.
 // --placement-report prints where the pages of the strata STREAM
 // placements live instead (stream/placement_report.hpp).
@@ -38,10 +39,10 @@
 namespace strata_bench {
 namespace {
 
-// Pause before each configuration (and each helper run) so the threads of
-// the previous runtime (libgomp and oneTBB spin a while after parallel work)
-// have gone idle.
-constexpr std::chrono::milliseconds k_settle{100};
+// Pause before each prepare and run (and each helper process) so the
+// threads of the previous run (libgomp and oneTBB spin a while after
+// parallel work, strata about a millisecond) have gone idle.
+constexpr std::chrono::milliseconds k_settle{50};
 
 // OpenMP threads are pinned the way strata pins its workers by default (one
 // per core, close together) unless the user chose: OMP_PROC_BIND=close and
@@ -175,45 +176,70 @@ int run(const options& o) {
     }
     first = false;
   };
+  // Per benchmark and thread count, one group measured side by side
+  // (measure_group: every configuration prepared, runs interleaved): the
+  // runtimes in order, each with its versions; serial joins the first
+  // group. A helper runtime (omp-llvm, another process) runs its own
+  // configurations after the groups.
+  auto before_each = [&settle](runtime_id r) {
+    settle();
+    set_main_thread_affinity_for(r);  // also what a helper process inherits
+  };
   for (const benchmark* b : benches) {
+    std::vector<runtime_id> here;
     for (runtime_id r : runtimes) {
-      if (!b->runtimes.has(r)) {
+      if (b->runtimes.has(r)) {
+        here.push_back(r);
+      } else if (o.runtimes_given && !o.emit_records) {
         // tbb and OpenMP have no actors, caf has no tasks: not a failure.
-        if (o.runtimes_given && !o.emit_records) {
-          std::cerr << "strata-bench: " << b->name << " has no " << name(r) << " version\n";
-        }
-        continue;
+        std::cerr << "strata-bench: " << b->name << " has no " << name(r) << " version\n";
       }
-      const std::vector<unsigned> threads =
-          r == runtime_id::serial ? std::vector<unsigned>{1} : o.threads;
-      set_main_thread_affinity_for(r);  // also what a helper process inherits
+    }
+    bool serial_measured = false;
+    for (unsigned p : o.threads) {
+      std::vector<configuration> group;
+      for (runtime_id r : here) {
 #if defined(STRATA_BENCH_OMP_LLVM_HELPER)
-      if (support(r).how == availability::helper) {
-        settle();
-        for (record& rec : run_helper(*b, threads, o.reps)) {
-          add(std::move(rec));
+        if (support(r).how == availability::helper) {
+          continue;
         }
-        continue;
-      }
 #endif
-      std::vector<version> versions = versions_of(*b, r);
-      if (versions.empty()) {
-        versions.push_back({params_of(*b), nullptr});  // measure() says it is missing
-      }
-      for (const version& v : versions) {
-        for (unsigned p : threads) {
-          if (p < v.min_threads) {
+        if (r == runtime_id::serial && serial_measured) {
+          continue;
+        }
+        std::vector<version> versions = versions_of(*b, r);
+        if (versions.empty()) {
+          versions.push_back({params_of(*b), nullptr});  // measure_group() says it is missing
+        }
+        for (const version& v : versions) {
+          const unsigned threads = r == runtime_id::serial ? 1 : p;
+          if (threads < v.min_threads) {
             if (!o.emit_records) {
-              std::cerr << "strata-bench: skipping " << b->name << " " << name(r) << " " << v.params << " at " << p
-                        << (p == 1 ? " thread" : " threads") << ": it needs " << v.min_threads << " or more\n";
+              std::cerr << "strata-bench: skipping " << b->name << " " << name(r) << " " << v.params << " at "
+                        << threads << (threads == 1 ? " thread" : " threads") << ": it needs " << v.min_threads
+                        << " or more\n";
             }
             continue;
           }
-          settle();
-          add(measure(*b, r, v, p, o.reps));
+          group.push_back({r, v, threads});
+        }
+      }
+      serial_measured = true;
+      for (record& rec : measure_group(*b, group, o.reps, before_each)) {
+        add(std::move(rec));
+      }
+    }
+#if defined(STRATA_BENCH_OMP_LLVM_HELPER)
+    for (runtime_id r : here) {
+      if (support(r).how == availability::helper) {
+        set_main_thread_affinity_for(r);  // what the helper process inherits
+        settle();
+        for (record& rec : run_helper(*b, o.threads, o.reps)) {
+          add(std::move(rec));
         }
       }
     }
+#endif
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - suite_start).count();

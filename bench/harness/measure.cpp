@@ -49,70 +49,124 @@ record measure(const benchmark& b, runtime_id r, unsigned threads, unsigned reps
 }
 
 record measure(const benchmark& b, runtime_id r, const version& which, unsigned threads, unsigned reps) {
-  record rec = blank_record(b, r, threads);
-  rec.params = which.params;
-  const prepare_fn prepare = which.prepare;
-  if (prepare == nullptr) {
-    rec.check = "FAIL: no " + rec.runtime + " version in this binary";
-    return rec;
-  }
+  return measure_group(b, {configuration{r, which, threads}}, reps).front();
+}
 
-  repetition run;
-  try {
-    run = prepare(threads);
-  } catch (const std::exception& e) {
-    rec.check = std::string("FAIL: setup: ") + e.what();
-    return rec;
-  }
+namespace {
 
-  std::string failure;
+// One configuration while its group is measured.
+struct in_flight {
+  record rec;
+  repetition run;        // empty: no version, or its setup failed
+  std::string failure;  // the first failure; the configuration stops running
   std::vector<double> seconds;
   std::vector<double> rates;  // work / seconds of the timed runs that report work
-  // run_index 0 is the warm-up.
-  for (unsigned run_index = 0; run_index <= reps && failure.empty(); ++run_index) {
-    try {
-      const auto start = std::chrono::steady_clock::now();
-      const verdict v = run();
-      const auto stop = std::chrono::steady_clock::now();
-      if (run_index > 0) {
-        seconds.push_back(std::chrono::duration<double>(stop - start).count());
-        if (v.work > 0.0 && seconds.back() > 0.0) {
-          rates.push_back(v.work / seconds.back());
-        }
-      }
-      if (!v.ok) {
-        failure = v.detail;
-      }
-    } catch (const std::exception& e) {
-      failure = std::string("exception: ") + e.what();
-    }
-    if (!failure.empty()) {
-      failure += run_index == 0 ? " (warm-up run)"
-                                : " (timed run " + std::to_string(run_index) + " of " +
-                                      std::to_string(reps) + ")";
-    }
-  }
-  try {
-    run = nullptr;  // tear down the runtime and free the data, outside the timing
-  } catch (const std::exception& e) {
-    if (failure.empty()) {
-      failure = std::string("teardown: ") + e.what();
-    }
-  }
+  double warm_up_s = 0.0;
+};
 
-  rec.reps = static_cast<unsigned>(seconds.size());
-  if (!seconds.empty()) {
-    rec.timed = true;
-    rec.median_s = median_of(seconds);
-    rec.min_s = *std::min_element(seconds.begin(), seconds.end());
-    rec.max_s = *std::max_element(seconds.begin(), seconds.end());
+// A configuration whose warm-up run took less than this gets an untimed
+// run right before each timed one (see measure_group in measure.hpp).
+constexpr double k_primed_below_s = 0.1;
+
+// Run run_index (0: the warm-up) of c, timed; primer: an untimed run
+// before timed run run_index.
+void run_once(in_flight& c, unsigned run_index, unsigned reps, bool primer = false) {
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    const verdict v = c.run();
+    const auto stop = std::chrono::steady_clock::now();
+    if (run_index == 0) {
+      c.warm_up_s = std::chrono::duration<double>(stop - start).count();
+    } else if (!primer) {
+      c.seconds.push_back(std::chrono::duration<double>(stop - start).count());
+      if (v.work > 0.0 && c.seconds.back() > 0.0) {
+        c.rates.push_back(v.work / c.seconds.back());
+      }
+    }
+    if (!v.ok) {
+      c.failure = v.detail;
+    }
+  } catch (const std::exception& e) {
+    c.failure = std::string("exception: ") + e.what();
   }
-  if (!b.rate_unit.empty() && !rates.empty() && rates.size() == seconds.size()) {
-    rec.rate = median_of(rates);
+  if (!c.failure.empty()) {
+    const std::string timed = "timed run " + std::to_string(run_index) + " of " + std::to_string(reps);
+    c.failure += run_index == 0 ? " (warm-up run)" : primer ? " (untimed run before " + timed + ")" : " (" + timed + ")";
+  }
+}
+
+void finish(const benchmark& b, in_flight& c) {
+  record& rec = c.rec;
+  rec.reps = static_cast<unsigned>(c.seconds.size());
+  if (!c.seconds.empty()) {
+    rec.timed = true;
+    rec.median_s = median_of(c.seconds);
+    rec.min_s = *std::min_element(c.seconds.begin(), c.seconds.end());
+    rec.max_s = *std::max_element(c.seconds.begin(), c.seconds.end());
+  }
+  if (!b.rate_unit.empty() && !c.rates.empty() && c.rates.size() == c.seconds.size()) {
+    rec.rate = median_of(c.rates);
     rec.rate_unit = b.rate_unit;
   }
-  rec.check = failure.empty() ? "ok" : "FAIL: " + failure;
-  return rec;
+  rec.check = c.failure.empty() ? "ok" : "FAIL: " + c.failure;
+}
+
+}  // namespace
+
+std::vector<record> measure_group(const benchmark& b, const std::vector<configuration>& group, unsigned reps,
+                                  const std::function<void(runtime_id)>& before) {
+  std::vector<in_flight> all(group.size());
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const configuration& g = group[i];
+    in_flight& c = all[i];
+    c.rec = blank_record(b, g.runtime, g.threads);
+    c.rec.params = g.which.params;
+    if (g.which.prepare == nullptr) {
+      c.failure = "no " + c.rec.runtime + " version in this binary";
+      continue;
+    }
+    if (before) {
+      before(g.runtime);
+    }
+    try {
+      c.run = g.which.prepare(g.threads);
+    } catch (const std::exception& e) {
+      c.failure = std::string("setup: ") + e.what();
+    }
+  }
+  const std::size_t n = all.size();
+  for (unsigned run_index = 0; run_index <= reps; ++run_index) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (k + run_index) % n;
+      in_flight& c = all[i];
+      if (!c.run || !c.failure.empty()) {
+        continue;
+      }
+      if (before) {
+        before(group[i].runtime);
+      }
+      if (run_index > 0 && c.warm_up_s < k_primed_below_s) {
+        run_once(c, run_index, reps, true);
+        if (!c.failure.empty()) {
+          continue;
+        }
+      }
+      run_once(c, run_index, reps);
+    }
+  }
+  std::vector<record> out;
+  for (in_flight& c : all) {
+    try {
+      c.run = nullptr;  // tear down the runtime and free the data, outside the timing
+    } catch (const std::exception& e) {
+      if (c.failure.empty()) {
+        c.failure = std::string("teardown: ") + e.what();
+      }
+    }
+    finish(b, c);
+    out.push_back(std::move(c.rec));
+  }
+  return out;
 }
 
 }  // namespace strata_bench

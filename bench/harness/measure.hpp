@@ -5,9 +5,25 @@
 // which includes its answer check: a comparison). The check is "ok" only
 // when every run, warm-up included, returned the known answer. Benchmarks
 // with a rate unit also get the median over the timed runs of work / time.
+//
+// measure_group() measures several configurations of one benchmark side by
+// side: every one is prepared first, then the runs are interleaved (round
+// r runs each configuration once, starting one further along the list each
+// round), then every one is torn down. On a machine whose speed drifts
+// (a shared VM: phases of a second or more that run 1.5-2x slower) each
+// configuration then sees the same mix of fast and slow phases, so their
+// ratio stays steady even when the absolute times do not. `before` runs
+// before each prepare and each round's turn of a configuration (the
+// harness: a pause for the threads of the previous run to go idle, the
+// main thread's CPUs for the runtime). After that pause every runtime's
+// threads are asleep and its data partly out of cache: a configuration
+// whose warm-up took under 0.1 s (where waking up would weigh) runs once
+// untimed right before each timed run, as it would back to back.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "harness/suite.hpp"
 
@@ -38,5 +54,16 @@ record blank_record(const benchmark& b, runtime_id r, unsigned threads);
 record measure(const benchmark& b, runtime_id r, const version& which, unsigned threads, unsigned reps);
 // The same for b.prepare[r] (FAIL when it is null).
 record measure(const benchmark& b, runtime_id r, unsigned threads, unsigned reps);
+
+// One configuration of a group: a version of b on runtime r with P threads.
+struct configuration {
+  runtime_id runtime;
+  version which;
+  unsigned threads = 1;
+};
+// Measures the configurations of b with interleaved runs; one record each,
+// in the order given.
+std::vector<record> measure_group(const benchmark& b, const std::vector<configuration>& group, unsigned reps,
+                                  const std::function<void(runtime_id)>& before = nullptr);
 
 }  // namespace strata_bench

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace strata_bench {
@@ -26,7 +29,7 @@ TEST(Measure, WarmUpThenTimedRunsAllVerified) {
     };
   });
   const record r = measure(b, runtime_id::serial, 1, 3);
-  EXPECT_EQ(g_runs, 4);
+  EXPECT_EQ(g_runs, 1 + 2 * 3);  // a short run: each timed run follows an untimed one
   EXPECT_TRUE(r.ok());
   EXPECT_TRUE(r.timed);
   EXPECT_EQ(r.reps, 3U);
@@ -40,13 +43,27 @@ TEST(Measure, WarmUpThenTimedRunsAllVerified) {
 TEST(Measure, WrongAnswerFailsAndStops) {
   g_runs = 0;
   const benchmark b = fake([](unsigned) -> repetition {
-    return [] { return ++g_runs == 3 ? expect_equal("answer", 41, 42) : verdict{}; };
+    return [] { return ++g_runs == 5 ? expect_equal("answer", 41, 42) : verdict{}; };
   });
   const record r = measure(b, runtime_id::serial, 1, 5);
-  EXPECT_EQ(g_runs, 3);
+  EXPECT_EQ(g_runs, 5);  // warm-up, untimed, timed 1, untimed, timed 2
   EXPECT_EQ(r.check, "FAIL: answer = 41, expected 42 (timed run 2 of 5)");
-  EXPECT_EQ(r.reps, 2U);
+  EXPECT_EQ(r.reps, 2U);  // the failing run was timed too
   EXPECT_TRUE(r.timed);
+}
+
+TEST(Measure, ALongRunGetsNoUntimedRunBeforeItsTimedOnes) {
+  g_runs = 0;
+  const benchmark b = fake([](unsigned) -> repetition {
+    return [] {
+      ++g_runs;
+      std::this_thread::sleep_for(std::chrono::milliseconds(110));  // over the 0.1 s limit
+      return verdict{};
+    };
+  });
+  const record r = measure(b, runtime_id::serial, 1, 2);
+  EXPECT_EQ(g_runs, 1 + 2);
+  EXPECT_TRUE(r.ok());
 }
 
 TEST(Measure, SetupAndRunExceptionsAreFailures) {
@@ -145,6 +162,70 @@ TEST(RuntimeSet, TaskAndActorRuntimes) {
   EXPECT_FALSE(k_actor_runtimes.has(runtime_id::omp));
   EXPECT_TRUE(fake(ok_run).runtimes.has(runtime_id::tbb));  // the default: task runtimes
   EXPECT_FALSE(runtime_set{}.has(runtime_id::serial));
+}
+
+
+// The group's log: "p" prepare, "r" run, "t" teardown, then the
+// configuration's letter (its thread count: 1 -> a, 2 -> b, 3 -> c).
+std::vector<std::string> g_log;
+
+repetition logged(unsigned threads) {
+  const std::string who(1, static_cast<char>('a' + threads - 1));
+  g_log.push_back("p" + who);
+  struct teardown {
+    std::string who;
+    ~teardown() { g_log.push_back("t" + who); }
+  };
+  auto t = std::make_shared<teardown>();
+  t->who = who;
+  return [who, t] {
+    g_log.push_back("r" + who);
+    return verdict{};
+  };
+}
+
+TEST(Measure, AGroupIsPreparedThenRunsInterleavedThenTornDown) {
+  g_log.clear();
+  const benchmark b = fake(&logged);
+  const version v{"x=1", &logged};
+  const std::vector<configuration> group{{runtime_id::serial, v, 1},
+                                         {runtime_id::serial, v, 2},
+                                         {runtime_id::serial, v, 3}};
+  int before_calls = 0;
+  const std::vector<record> out = measure_group(b, group, 2, [&before_calls](runtime_id) { ++before_calls; });
+  // Warm-up round a b c, then each round starts one further along; these
+  // runs are short, so each timed run follows an untimed one.
+  const std::vector<std::string> want{"pa", "pb", "pc", "ra", "rb", "rc", "rb", "rb", "rc", "rc", "ra", "ra",
+                                      "rc", "rc", "ra", "ra", "rb", "rb", "ta", "tb", "tc"};
+  EXPECT_EQ(g_log, want);
+  EXPECT_EQ(before_calls, 3 + 9);  // before each prepare and each configuration's turn
+  ASSERT_EQ(out.size(), 3U);
+  for (unsigned i = 0; i < 3; ++i) {
+    EXPECT_TRUE(out[i].ok());
+    EXPECT_EQ(out[i].reps, 2U);
+    EXPECT_EQ(out[i].threads, i + 1);
+  }
+}
+
+TEST(Measure, AFailingConfigurationStopsAloneInItsGroup) {
+  g_runs = 0;
+  g_log.clear();
+  const benchmark b = fake(&logged);
+  const version ok{"x=1", &logged};
+  const version wrong{"x=2", [](unsigned) -> repetition {
+                        return [] { return ++g_runs == 2 ? expect_equal("answer", 41, 42) : verdict{}; };
+                      }};
+  const version missing{"x=3", nullptr};
+  const std::vector<record> out =
+      measure_group(b, {{runtime_id::serial, ok, 1}, {runtime_id::serial, wrong, 1}, {runtime_id::tbb, missing, 2}}, 3);
+  ASSERT_EQ(out.size(), 3U);
+  EXPECT_TRUE(out[0].ok());
+  EXPECT_EQ(out[0].reps, 3U);
+  EXPECT_EQ(out[1].check, "FAIL: answer = 41, expected 42 (untimed run before timed run 1 of 3)");
+  EXPECT_EQ(g_runs, 2);
+  EXPECT_EQ(out[1].params, "x=2");
+  EXPECT_EQ(out[2].check, "FAIL: no tbb version in this binary");
+  EXPECT_FALSE(out[2].timed);
 }
 
 }  // namespace
