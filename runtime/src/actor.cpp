@@ -583,8 +583,6 @@ void destroy_actor_table(worker& w) noexcept {
 
 void deliver_from_inbox(worker& w, task* t) noexcept { deliver(w, t, true); }
 
-
-
 void send_local(worker& w, task* t) noexcept {
   const actor_address a = actor_address::from_bits(t->tag);
   actor_slot* s = w.actors != nullptr ? w.actors->find(a.slot()) : nullptr;

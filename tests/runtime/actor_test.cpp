@@ -417,20 +417,30 @@ struct fragile {
     if (moves_left < 0) throw std::runtime_error("fragile: moved once too often");
   }
 };
+// A message whose copy throws when asked to (sent as an lvalue, it is copied).
+struct picky {
+  bool refuse;
+  explicit picky(bool r) : refuse(r) {}
+  picky(const picky& o) : refuse(o.refuse) {
+    if (refuse) throw std::runtime_error("picky: refused to be copied");
+  }
+  picky(picky&&) noexcept = default;
+};
 struct tally : strata::actor<tally> {
   long n = 0;
   void receive(strata::actor_context&, const fragile&) { ++n; }
+  void receive(strata::actor_context&, const picky&) { ++n; }
   long receive(strata::actor_context&, const get&) { return n; }
 };
 
-TEST(Actor, AMessageWhoseMoveThrowsReachesTheSenderAndLosesNoFrame) {
+TEST(Actor, AMessageWhoseCopyOrMoveThrowsReachesTheSenderAndLosesNoFrame) {
   strata::runtime rt(strata::test::workers(1));
   auto t = rt.spawn_actor<tally>();
   // From outside (a heap frame): 10^4 failures.
   for (int i = 0; i < 10000; ++i) EXPECT_THROW(t.send(fragile{1}), std::runtime_error);
   // From a task on the actor's worker (pooled frames, the same-worker send):
-  // 10^4 failures, each followed by a message with one move to spare, which
-  // is delivered once the task ends (10^4 frames alive at once).
+  // 10^4 failed moves and 10^4 failed copies, and 10^4 messages with one
+  // move to spare, delivered once the task ends (10^4 frames alive at once).
   auto phase = [&rt, t] {
     return rt.submit([t] {
                int thrown = 0;
@@ -441,15 +451,21 @@ TEST(Actor, AMessageWhoseMoveThrowsReachesTheSenderAndLosesNoFrame) {
                    ++thrown;
                  }
                  t.send(fragile{2});
+                 const picky refused{true};
+                 try {
+                   t.send(refused);  // copied: throws before any frame is taken
+                 } catch (const std::runtime_error&) {
+                   ++thrown;
+                 }
                }
                return thrown;
              }).get();
   };
   auto slabs = [&rt] { return rt.submit([] { return strata::detail::current_worker()->pool.slabs(); }).get(); };
-  EXPECT_EQ(phase(), 10000);
+  EXPECT_EQ(phase(), 20000);
   rt.wait_idle();  // nothing was counted for a failed send: returns
   const std::size_t slabs_after_one = slabs();
-  EXPECT_EQ(phase(), 10000);
+  EXPECT_EQ(phase(), 20000);
   rt.wait_idle();
   EXPECT_EQ(t.ask(get{}).get(), 20000);
   // The second phase reuses the first one's frames; a frame lost per

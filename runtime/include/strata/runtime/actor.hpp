@@ -237,15 +237,18 @@ class actor_ref {
   // the worker's free list, filled, then a tail call: into the mailbox
   // (same worker) or through send_message (which checks the address) to
   // another worker's inbox. Everything else (a thread outside, an empty
-  // free list, an empty handle, a boxed message, one whose move may throw)
-  // is one out-of-line call, so that the fast path saves no registers and
-  // builds no stack frame around it. (An empty handle has m_rt == nullptr,
-  // which no worker's rt equals.)
+  // free list, an empty handle, a boxed message, one whose copy or move
+  // may throw) is one out-of-line call, so that the fast path saves no
+  // registers and builds no stack frame around it. (An empty handle has
+  // m_rt == nullptr, which no worker's rt equals.)
   template <class M>
     requires handles<T, std::decay_t<M>>
   void send(M&& m) const {
     using F = detail::message_send<T, std::decay_t<M>>;
-    if constexpr (!detail::k_boxed<F> && std::is_nothrow_move_constructible_v<F>) {
+    // Nothing on the fast path may throw once the frame is taken: building
+    // the message from the argument and moving it into the frame.
+    if constexpr (!detail::k_boxed<F> && std::is_nothrow_move_constructible_v<F> &&
+                  std::is_nothrow_constructible_v<std::decay_t<M>, M&&>) {
       detail::worker* w = detail::current_worker();
       if (w != nullptr && w->rt == m_rt) {
         if (detail::task* t = w->pool.try_allocate()) {
