@@ -40,9 +40,10 @@ namespace strata_bench {
 namespace {
 
 // Pause before each prepare and run (and each helper process) so the
-// threads of the previous run (libgomp and oneTBB spin a while after
-// parallel work, strata about a millisecond) have gone idle.
-constexpr std::chrono::milliseconds k_settle{50};
+// threads of the previous run have gone idle: libgomp and oneTBB spin a
+// while after parallel work, strata about a millisecond, and CAF's threads
+// poll every 50 us for about 80 ms after a burst (then every 10 ms).
+constexpr std::chrono::milliseconds k_settle{100};
 
 // OpenMP threads are pinned the way strata pins its workers by default (one
 // per core, close together) unless the user chose: OMP_PROC_BIND=close and

@@ -64,8 +64,9 @@ struct in_flight {
   double warm_up_s = 0.0;
 };
 
-// A configuration whose warm-up run took less than this gets an untimed
-// run right before each timed one (see measure_group in measure.hpp).
+// When a configuration of a group ran its warm-up in less than this, every
+// configuration of the group gets an untimed run right before each timed
+// one (see measure_group in measure.hpp).
 constexpr double k_primed_below_s = 0.1;
 
 // Run run_index (0: the warm-up) of c, timed; primer: an untimed run
@@ -93,6 +94,25 @@ void run_once(in_flight& c, unsigned run_index, unsigned reps, bool primer = fal
     const std::string timed = "timed run " + std::to_string(run_index) + " of " + std::to_string(reps);
     c.failure += run_index == 0 ? " (warm-up run)" : primer ? " (untimed run before " + timed + ")" : " (" + timed + ")";
   }
+}
+
+// Tears c down (its runtime, its data), outside the timing.
+void tear_down(in_flight& c) {
+  try {
+    c.run = nullptr;
+  } catch (const std::exception& e) {
+    if (c.failure.empty()) {
+      c.failure = std::string("teardown: ") + e.what();
+    }
+  }
+}
+
+// Position k of round r: rounds start one further along the list each
+// time and alternate direction, so no configuration always follows the
+// same one (what a run leaves behind, cache contents or threads still
+// spinning, does not always land on the same neighbour).
+std::size_t turn_of(std::size_t k, unsigned r, std::size_t n) noexcept {
+  return r % 2 == 0 ? (k + r) % n : (n - 1 - k + r) % n;
 }
 
 void finish(const benchmark& b, in_flight& c) {
@@ -130,14 +150,18 @@ std::vector<record> measure_group(const benchmark& b, const std::vector<configur
     }
     try {
       c.run = g.which.prepare(g.threads);
+      if (!c.run) {
+        c.failure = "setup: the prepare function returned no repetition";
+      }
     } catch (const std::exception& e) {
       c.failure = std::string("setup: ") + e.what();
     }
   }
   const std::size_t n = all.size();
+  bool primed = false;  // decided once for the group, after the warm-up round
   for (unsigned run_index = 0; run_index <= reps; ++run_index) {
     for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t i = (k + run_index) % n;
+      const std::size_t i = turn_of(k, run_index, n);
       in_flight& c = all[i];
       if (!c.run || !c.failure.empty()) {
         continue;
@@ -145,24 +169,27 @@ std::vector<record> measure_group(const benchmark& b, const std::vector<configur
       if (before) {
         before(group[i].runtime);
       }
-      if (run_index > 0 && c.warm_up_s < k_primed_below_s) {
+      if (primed) {
         run_once(c, run_index, reps, true);
-        if (!c.failure.empty()) {
-          continue;
-        }
       }
-      run_once(c, run_index, reps);
+      if (c.failure.empty()) {
+        run_once(c, run_index, reps);
+      }
+      if (!c.failure.empty()) {
+        tear_down(c);  // at once: a failed runtime may still be busy
+      }
+    }
+    if (run_index == 0) {
+      // Every configuration of the group is treated alike: all primed when
+      // any of them ran its warm-up in under k_primed_below_s.
+      for (const in_flight& c : all) {
+        primed = primed || (c.run && c.failure.empty() && c.warm_up_s < k_primed_below_s);
+      }
     }
   }
   std::vector<record> out;
   for (in_flight& c : all) {
-    try {
-      c.run = nullptr;  // tear down the runtime and free the data, outside the timing
-    } catch (const std::exception& e) {
-      if (c.failure.empty()) {
-        c.failure = std::string("teardown: ") + e.what();
-      }
-    }
+    tear_down(c);
     finish(b, c);
     out.push_back(std::move(c.rec));
   }

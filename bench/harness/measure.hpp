@@ -9,16 +9,18 @@
 // measure_group() measures several configurations of one benchmark side by
 // side: every one is prepared first, then the runs are interleaved (round
 // r runs each configuration once, starting one further along the list each
-// round), then every one is torn down. On a machine whose speed drifts
+// round, in alternating directions), then every one is torn down (a failed
+// one at once). On a machine whose speed drifts
 // (a shared VM: phases of a second or more that run 1.5-2x slower) each
 // configuration then sees the same mix of fast and slow phases, so their
 // ratio stays steady even when the absolute times do not. `before` runs
 // before each prepare and each round's turn of a configuration (the
 // harness: a pause for the threads of the previous run to go idle, the
 // main thread's CPUs for the runtime). After that pause every runtime's
-// threads are asleep and its data partly out of cache: a configuration
-// whose warm-up took under 0.1 s (where waking up would weigh) runs once
-// untimed right before each timed run, as it would back to back.
+// threads are asleep and its data partly out of cache: when a
+// configuration of the group ran its warm-up in under 0.1 s (where waking
+// up would weigh), every configuration of the group runs once untimed
+// right before each timed run, as it would back to back.
 #pragma once
 
 #include <functional>

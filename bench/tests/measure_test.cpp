@@ -193,9 +193,10 @@ TEST(Measure, AGroupIsPreparedThenRunsInterleavedThenTornDown) {
                                          {runtime_id::serial, v, 3}};
   int before_calls = 0;
   const std::vector<record> out = measure_group(b, group, 2, [&before_calls](runtime_id) { ++before_calls; });
-  // Warm-up round a b c, then each round starts one further along; these
-  // runs are short, so each timed run follows an untimed one.
-  const std::vector<std::string> want{"pa", "pb", "pc", "ra", "rb", "rc", "rb", "rb", "rc", "rc", "ra", "ra",
+  // Warm-up round a b c, then each round starts one further along, in
+  // alternating directions (a c b, then c a b); these runs are short, so
+  // each timed run follows an untimed one.
+  const std::vector<std::string> want{"pa", "pb", "pc", "ra", "rb", "rc", "ra", "ra", "rc", "rc", "rb", "rb",
                                       "rc", "rc", "ra", "ra", "rb", "rb", "ta", "tb", "tc"};
   EXPECT_EQ(g_log, want);
   EXPECT_EQ(before_calls, 3 + 9);  // before each prepare and each configuration's turn
@@ -205,6 +206,32 @@ TEST(Measure, AGroupIsPreparedThenRunsInterleavedThenTornDown) {
     EXPECT_EQ(out[i].reps, 2U);
     EXPECT_EQ(out[i].threads, i + 1);
   }
+}
+
+TEST(Measure, AnEmptyRepetitionIsASetupFailure) {
+  const benchmark b = fake([](unsigned) -> repetition { return {}; });
+  const record r = measure(b, runtime_id::serial, 1, 3);
+  EXPECT_EQ(r.check, "FAIL: setup: the prepare function returned no repetition");
+  EXPECT_FALSE(r.timed);
+}
+
+TEST(Measure, EveryConfigurationOfAGroupIsPrimedAlike) {
+  g_runs = 0;
+  g_log.clear();
+  const benchmark b = fake(&logged);
+  const version slow{"x=2", [](unsigned) -> repetition {
+                       return [] {
+                         ++g_runs;
+                         std::this_thread::sleep_for(std::chrono::milliseconds(110));  // over the 0.1 s limit
+                         return verdict{};
+                       };
+                     }};
+  const std::vector<record> out =
+      measure_group(b, {{runtime_id::serial, version{"x=1", &logged}, 1}, {runtime_id::serial, slow, 1}}, 2);
+  EXPECT_EQ(g_runs, 1 + 2 * 2) << "the long configuration is primed too, because its group mate is short";
+  ASSERT_EQ(out.size(), 2U);
+  EXPECT_TRUE(out[0].ok());
+  EXPECT_TRUE(out[1].ok());
 }
 
 TEST(Measure, AFailingConfigurationStopsAloneInItsGroup) {

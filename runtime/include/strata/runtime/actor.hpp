@@ -200,7 +200,6 @@ task* make_message(runtime_core& rt, actor_address to, F&& f) {
   task* t;
   if (w != nullptr && w->rt == &rt) {
     t = w->pool.allocate();
-    if constexpr (k_boxed<F>) w->counters.boxed.add();
   } else {
     t = new task{};
     t->home = k_no_home;
@@ -215,6 +214,9 @@ task* make_message(runtime_core& rt, actor_address to, F&& f) {
       w->pool.free_local(t);
     }
     throw;
+  }
+  if constexpr (k_boxed<F>) {
+    if (t->home != k_no_home) w->counters.boxed.add();
   }
   return t;
 }
