@@ -197,13 +197,7 @@ void fill_message(task* t, actor_address to, F&& f) {
 template <class F>
 task* make_message(runtime_core& rt, actor_address to, F&& f) {
   worker* w = current_worker();
-  task* t;
-  if (w != nullptr && w->rt == &rt) {
-    t = w->pool.allocate();
-  } else {
-    t = new task{};
-    t->home = k_no_home;
-  }
+  task* t = frame_for(rt, w);
   try {
     fill_message(t, to, std::forward<F>(f));
   } catch (...) {

@@ -130,16 +130,18 @@ void end_external(runtime_core& rt) noexcept;
 void start_monitor(runtime_core& rt, unsigned period_ms);
 void stop_monitor(runtime_core& rt) noexcept;
 
-// A frame for a detached task of rt, its callable not yet built: from the
-// pool of w when w is one of rt's workers, else from the heap.
+// A frame for a task or message of rt: from the pool of w when w is one of
+// rt's workers, else from the heap (home = k_no_home).
+inline task* frame_for(runtime_core& rt, worker* w) {
+  if (w != nullptr && w->rt == &rt) return w->pool.allocate();
+  task* t = new task{};
+  t->home = k_no_home;
+  return t;
+}
+
+// A frame for a detached task of rt, its callable not yet built (frame_for).
 inline task* detached_frame(runtime_core& rt, worker* w) {
-  task* t;
-  if (w != nullptr && w->rt == &rt) {
-    t = w->pool.allocate();
-  } else {
-    t = new task{};
-    t->home = k_no_home;
-  }
+  task* t = frame_for(rt, w);
   t->group = nullptr;
   t->how = completion::detached;
   return t;
