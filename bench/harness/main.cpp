@@ -7,8 +7,9 @@
 // caf that have a version of it, measured side by side (measure_group:
 // prepare each outside the timed region, then 1 warm-up run and N timed
 // runs of each, interleaved, then teardown); omp-llvm (a helper process)
-// after them; then the table on stdout and, with --json, the JSON array. Exit status 0
-// when every check is ok, 1 when one failed, 2 on a bad command line.
+// after them; then the table on stdout and, with --json, the JSON array.
+// Exit status 0 when every check is ok, 1 when one failed, 2 on a bad
+// command line.
 // --placement-report prints where the pages of the strata STREAM
 // placements live instead (stream/placement_report.hpp).
 #include <unistd.h>
