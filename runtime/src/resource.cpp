@@ -22,19 +22,7 @@ void run_access(access_request* req) noexcept;
 
 namespace {
 
-constexpr std::uint32_t k_write = 1u << 31;
-constexpr std::uint32_t k_reader = 1u << 24;
-constexpr std::uint32_t k_readers_mask = 0x7fu << 24;
-constexpr std::uint32_t k_max_readers = 127;
-constexpr std::uint32_t k_holder_shift = 16;
-constexpr std::uint32_t k_holder_mask = 0xffu << 16;
-constexpr std::uint32_t k_ticket_mask = 0xffffu;
-
-std::uint32_t readers_of(std::uint32_t w) noexcept { return (w & k_readers_mask) >> 24; }
-unsigned holder_of(std::uint32_t w) noexcept { return (w & k_holder_mask) >> k_holder_shift; }
-std::uint32_t with_holder(std::uint32_t w, unsigned h) noexcept {
-  return (w & ~k_holder_mask) | ((static_cast<std::uint32_t>(h) & 0xffu) << k_holder_shift);
-}
+using namespace lock_word;
 
 access_dispatcher& dispatcher_of(runtime_core& rt) noexcept { return *rt.access; }
 
@@ -205,20 +193,6 @@ void reevaluate_all(access_dispatcher& d, resource_work& work, unsigned runner, 
 [[noreturn]] void out_of_memory(const char* what) noexcept {
   std::fprintf(stderr, "strata: out of memory while %s; stopping (a lost lock-mode task would hang its resources)\n", what);
   std::abort();
-}
-
-// Heuristic, no lock taken: true when some lock of req is held in a way
-// that refuses it (or a writer waits ahead of a reader). Such a request
-// goes straight to the dispatcher, so that tasks which queue up behind a
-// busy resource are ordered by priority from the start.
-bool looks_busy(const access_lock* locks, std::size_t n) noexcept {
-  for (std::size_t i = 0; i < n; ++i) {
-    // relaxed: a hint; the all-or-none try decides.
-    const std::uint32_t w = locks[i].res()->word.load(std::memory_order_relaxed);
-    if ((w & k_write) != 0 || (w & k_ticket_mask) != 0) return true;
-    if (locks[i].mode() == access_mode::write && readers_of(w) != 0) return true;
-  }
-  return false;
 }
 
 struct access_launch {
@@ -410,7 +384,7 @@ access_request* release_locks(worker& w, const access_lock* locks, std::size_t n
 
 }  // namespace
 
-void prepare_locks(runtime_core& rt, const access* list, std::size_t n, access_lock* out, const char* api) {
+void prepare_locks_any(runtime_core& rt, const access* list, std::size_t n, access_lock* out, const char* api) {
   constexpr std::size_t k_short = 8;
   if (n > k_short) return prepare_long_locks(rt, list, n, out, api);
   std::uint32_t ids[k_short];
@@ -534,8 +508,17 @@ void run_access_chain(worker& w, access_request* req) noexcept {
   }
 }
 
-bool acquire_frame_locks(worker& w, access_head& head, std::size_t* taken) noexcept {
-  return try_acquire_all(dispatcher_of(*w.rt), head.locks, head.n, 0, w.index, taken) == nullptr;
+bool acquire_frame_locks_from(worker& w, access_head& head, std::size_t first, std::size_t* taken) noexcept {
+  const access_dispatcher& d = dispatcher_of(*w.rt);
+  bool served = false;  // a frame task has no ticket: never set
+  for (std::size_t i = first; i < head.n; ++i) {
+    if (!try_lock(d, *head.locks[i].res(), head.locks[i].mode(), w.index, 0, &served)) {
+      for (std::size_t j = i; j-- > 0;) unlock(*head.locks[j].res(), head.locks[j].mode());
+      *taken = i;
+      return false;
+    }
+  }
+  return true;
 }
 
 void block_frame(worker& w, access_request* req, std::size_t taken) noexcept {
@@ -549,8 +532,8 @@ void block_frame(worker& w, access_request* req, std::size_t taken) noexcept {
   }
 }
 
-access_request* release_frame_locks(worker& w, access_head& head) noexcept {
-  return release_locks(w, head.locks, head.n, true);
+access_request* serve_after_release(worker& w, access_head& head) noexcept {
+  return reevaluate_released(w, head.locks, head.n, true);
 }
 
 void abandon_refused_frame(worker& w, access_head& head, std::size_t taken) noexcept {
@@ -561,9 +544,9 @@ void abandon_refused_frame(worker& w, access_head& head, std::size_t taken) noex
   if (anyone_waits(head.locks, taken)) reevaluate_released(w, head.locks, taken, false);
 }
 
-bool queue_at_submission(runtime_core& rt, const access_lock* locks, std::size_t n) noexcept {
+bool queues_admit(runtime_core& rt) noexcept {
   // relaxed: a hint (see access_dispatcher::admission).
-  return looks_busy(locks, n) && dispatcher_of(rt).blocked.load(std::memory_order_relaxed) < dispatcher_of(rt).admission;
+  return dispatcher_of(rt).blocked.load(std::memory_order_relaxed) < dispatcher_of(rt).admission;
 }
 
 void report_detached_access_exception(std::exception_ptr e) noexcept {

@@ -180,16 +180,24 @@ task* other_injectors(worker& w) noexcept {
 // than a remote one.
 constexpr int k_far_period = 4;
 
-task* find_work(worker& w, bool far = true) noexcept {
-  if (task* t = pop_inbox(w)) return t;
-  if (task* t; w.deque.pop(t)) {
-    if (w.deque.requested()) publish_and_wake(w);
-    return t;
-  }
+// find_work past the worker's own inbox and deque.
+[[gnu::noinline]] task* find_elsewhere(worker& w, bool far) noexcept {
   if (task* t = pop_ready(w)) return t;  // an actor's turn
   if (task* t = pop_injector(w, node_of(w))) return t;
   if (task* t = steal_tiers(w, far)) return t;
   return far ? other_injectors(w) : nullptr;
+}
+
+// Inline up to the own deque, the source of almost every task in a busy
+// worker: a call with six saved registers per task was about 15 of 42
+// instructions here (bank benchmark, callgrind).
+inline task* find_work(worker& w, bool far = true) noexcept {
+  if (task* t = pop_inbox(w)) return t;
+  if (task* t; w.deque.pop(t)) [[likely]] {
+    if (w.deque.requested()) publish_and_wake(w);
+    return t;
+  }
+  return find_elsewhere(w, far);
 }
 
 bool wake_claim(worker& target) noexcept {
