@@ -36,7 +36,7 @@ enum class slot_state : std::uint8_t {
   forwarding,  // its actor moved to another worker: messages follow it
 };
 
-struct actor_slot {
+struct alignas(64) actor_slot {  // its turn frame on whole cache lines
   task turn;  // embedded turn frame (home = k_embedded)
   actor_base* actor = nullptr;
   std::unique_ptr<actor_factory> factory;
