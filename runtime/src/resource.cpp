@@ -401,6 +401,7 @@ void prepare_access(runtime_core& rt, access_request& req, const access* list, s
 }
 
 void start_access(runtime_core& rt, access_request* req) {
+  access_dispatcher& d = dispatcher_of(rt);
   worker* w = current_worker();
   const bool on_worker = w != nullptr && w->rt == &rt;
   if (!on_worker) {
@@ -431,7 +432,8 @@ void start_access(runtime_core& rt, access_request* req) {
     }
   };
   count(false);
-  if (queue_at_submission(rt, req->locks, req->n_locks, req->prio)) {
+  // relaxed: a hint (see access_dispatcher::admission).
+  if (looks_busy(req->locks, req->n_locks) && d.blocked.load(std::memory_order_relaxed) < d.admission) {
     try {
       block(rt, req, on_worker ? w->index : 0, 0, true);
     } catch (const std::bad_alloc&) {
@@ -439,7 +441,7 @@ void start_access(runtime_core& rt, access_request* req) {
     }
     return;
   }
-  // Default priority, or its locks look free, or the queues are long: a plain spawn; the
+  // Its locks look free (or the queues are long): a plain spawn; the
   // worker that runs it takes the locks (run_access). No helping here
   // (running an older task inside the submission): the submitter may hold
   // locks or mutexes that task needs (a review found that deadlock), so a

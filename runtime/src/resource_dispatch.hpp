@@ -38,7 +38,7 @@ struct access_dispatcher {
   std::atomic<std::uint64_t> next_seq{0};     // request ages (RMW by submitters)
   std::atomic<std::uint32_t> next_worker{0};  // round robin for requests dispatched at submission
   const unsigned front_runs;               // config::reader_front_runs
-  // A submission with a priority whose locks look busy goes straight to the queues while
+  // A submission whose locks look busy goes straight to the queues while
   // fewer requests than this are blocked (so that what piles up behind a
   // busy resource is ordered by priority from the start); beyond it, it is
   // spawned and queued only if its run finds it refused. A flood of

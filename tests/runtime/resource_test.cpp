@@ -242,10 +242,7 @@ TEST(LockMode, BlockedTasksStartInPriorityOrder) {
   });
   while (!holding.load()) std::this_thread::yield();
   std::vector<int> prios(20);
-  // Distinct, shuffled, none 0: a task with a priority that finds its lock
-  // held is queued at submission (a default-priority one only when its run
-  // is refused, which may come after the release below).
-  for (int i = 0; i < 20; ++i) prios[static_cast<std::size_t>(i)] = 1 + (i * 7) % 20;
+  for (int i = 0; i < 20; ++i) prios[static_cast<std::size_t>(i)] = (i * 7) % 20;  // distinct, shuffled
   std::mutex m;
   std::vector<int> order;
   for (int p : prios) {

@@ -22,13 +22,8 @@
 // (the future's state aside); the worker that runs it tries its locks, all
 // or none, and runs it. One refused then moves its body out of the frame
 // into a heap request (access_request) and goes to the dispatcher's queues
-// (under the mutex), as does one whose list or body does not fit a frame,
-// and one with a priority (not 0) whose locks look busy at submission, so
-// that it is ordered by its priority from the start. A default-priority
-// submission does not read the lock words: it is ordered when (and if) its
-// run is refused (bank transfer, Zipf 0.99, 2 workers: 214 -> about 155
-// ms; reading the words pulled lines the other worker was writing, and
-// every busy-looking transfer took the queue path). Bank transfer, 2x10^6 from one
+// (under the mutex), as does one whose locks look busy at submission or
+// whose list or body does not fit a frame. Bank transfer, 2x10^6 from one
 // task: 346 -> 134 ms at 1 worker, 311 -> 144 ms at 2 (2-vCPU VM) once
 // the request and the future no longer came from the heap per transfer.
 // The worker that releases locks re-evaluates the queues of the resources
@@ -388,11 +383,10 @@ inline bool looks_busy(const access_lock* locks, std::size_t n) noexcept {
 // True while the dispatcher's queues are short enough to take a submission
 // whose locks look busy (resource.cpp; access_dispatcher::admission).
 bool queues_admit(runtime_core& rt) noexcept;
-// True when a task with these locks and this priority should go to the
-// dispatcher's queues at submission: it has a priority (not 0), a lock
-// looks held against it and the queues are short (see the top of this file).
-inline bool queue_at_submission(runtime_core& rt, const access_lock* locks, std::size_t n, int prio) noexcept {
-  return prio != 0 && looks_busy(locks, n) && queues_admit(rt);
+// True when a task with these locks should go to the dispatcher's queues at
+// submission (a lock looks held against it and the queues are short).
+inline bool queue_at_submission(runtime_core& rt, const access_lock* locks, std::size_t n) noexcept {
+  return looks_busy(locks, n) && queues_admit(rt);
 }
 
 // The callable of a lock-mode task frame.
@@ -432,8 +426,8 @@ inline constexpr bool k_access_in_frame = !k_boxed<access_task<B>>;
 // Fills a heap request's locks from the list (prepare_locks); throws
 // usage_error (resource.cpp).
 void prepare_access(runtime_core& rt, access_request& req, const access* list, std::size_t n, const char* api);
-// Starts a prepared heap request: the dispatcher's queues when
-// queue_at_submission says so, else a spawn. Throws runtime_error after shutdown, with the
+// Starts a prepared heap request: a spawn when its locks look free, else
+// the dispatcher's queues. Throws runtime_error after shutdown, with the
 // request dropped (resource.cpp).
 void start_access(runtime_core& rt, access_request* req);
 
