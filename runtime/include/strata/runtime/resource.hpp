@@ -147,8 +147,10 @@ void prepare_locks_any(runtime_core& rt, const access* list, std::size_t n, acce
 // prepare_locks, with lists of one and two resources (a transfer, a copy)
 // done inline: with a list from an initializer_list the compiler knows n,
 // and the check is a compare per handle (a handle of this runtime is never
-// empty; ids are unique within a runtime). About 88 instructions per bank
-// transfer in the general loop (callgrind), a dozen here.
+// empty; ids are unique within a runtime). The general loop took about 88
+// instructions per bank transfer (callgrind); with this and the inline
+// queue_at_submission the submitter's whole loop, spawn included, went
+// from about 240 to 159 per transfer.
 inline void prepare_locks(runtime_core& rt, const access* list, std::size_t n, access_lock* out, const char* api) {
   if (n == 2) {
     const resource& a = list[0].res;
