@@ -39,13 +39,16 @@ pack() {
     [[ -x $b ]] || die "$b is missing: run ./run.sh (or build the release preset) first"
   done
   rm -rf "$pack_dir"
-  mkdir -p "$pack_dir/bin" "$pack_dir/lib"
-  cp "${bins[@]}" "$pack_dir/bin/"
+  mkdir -p "$pack_dir/bin" "$pack_dir/lib" || die "cannot create $pack_dir"
+  cp "${bins[@]}" "$pack_dir/bin/" || die "cannot copy the programs into $pack_dir/bin"
   # Every library ldd resolves, except glibc's own (libc, libm, libpthread,
   # libdl, librt, the loader): those must match the node's loader.
-  ldd "${bins[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
-    grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
-    while read -r lib; do cp -L "$lib" "$pack_dir/lib/"; done
+  local libs
+  libs=$(ldd "${bins[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+    grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so') || die "ldd found no libraries to pack"
+  for lib in $libs; do
+    cp -L "$lib" "$pack_dir/lib/" || die "cannot copy $lib"
+  done
   echo "device-sweep: packed $(ls "$pack_dir/bin" | wc -l) programs and $(ls "$pack_dir/lib" | wc -l) libraries" \
     "($(du -sh "$pack_dir" | cut -f1)) into build/device/"
 }
