@@ -509,16 +509,15 @@ void run_access_chain(worker& w, access_request* req) noexcept {
 }
 
 bool acquire_frame_locks_from(worker& w, access_head& head, std::size_t first, std::size_t* taken) noexcept {
-  const access_dispatcher& d = dispatcher_of(*w.rt);
-  bool served = false;  // a frame task has no ticket: never set
-  for (std::size_t i = first; i < head.n; ++i) {
-    if (!try_lock(d, *head.locks[i].res(), head.locks[i].mode(), w.index, 0, &served)) {
-      for (std::size_t j = i; j-- > 0;) unlock(*head.locks[j].res(), head.locks[j].mode());
-      *taken = i;
-      return false;
-    }
+  // The rest all or none (a frame task has no ticket); on refusal also give
+  // back the `first` locks the inline path took, youngest first.
+  std::size_t more = 0;
+  if (try_acquire_all(dispatcher_of(*w.rt), head.locks + first, head.n - first, 0, w.index, &more) == nullptr) {
+    return true;
   }
-  return true;
+  for (std::size_t j = first; j-- > 0;) unlock(*head.locks[j].res(), head.locks[j].mode());
+  *taken = first + more;
+  return false;
 }
 
 void block_frame(worker& w, access_request* req, std::size_t taken) noexcept {
