@@ -1,6 +1,7 @@
 // Actors: spawning, routing, mailboxes, turns, failures (design in
 // actor.hpp and actor_table.hpp). Everything that touches an actor_table
 // runs on the table's own worker.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -462,7 +463,8 @@ void monitor_loop(runtime_core& rt, unsigned period_ms) {
     std::uint64_t actors = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const auto& c = rt.workers[i]->counters;
-      const std::uint64_t now = c.executed.get();
+      // A racy read may lag a poll's flush for a moment: never below the last one.
+      const std::uint64_t now = std::max(tasks_executed(*rt.workers[i]), last[i]);
       delta[i] = now - last[i];
       last[i] = now;
       actors += c.actors_live.get();

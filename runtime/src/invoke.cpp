@@ -47,16 +47,18 @@ void keep_join_error(join_state& s) noexcept {
 
 void wait_join(worker& w, task* t) {
   help_until(w, join_done, t);
+  w.counters.joins_away.add();
   if (std::exception_ptr e = take_error(join_state_of(t))) std::rethrow_exception(e);
 }
 
 void join_after_throw(worker& w, task* t) noexcept {
   if (w.deque.peek_private() == t) {
     w.deque.drop_private();
-    w.counters.executed.add();
+    tick_inline_join(w);
     t->run(t);  // run_joined: boxes what the callable throws
   } else {
     help_until(w, join_done, t);
+    w.counters.joins_away.add();
   }
   (void)take_error(join_state_of(t));  // the second callable's exception wins
 }

@@ -292,8 +292,8 @@ runtime_stats runtime::stats() const {
     ws.pu = place.pu_os_index;
     ws.numa_node = place.numa_node;
     ws.pinned = rt.pinned;
-    ws.tasks_executed = c.executed.get();
-    ws.tasks_spawned = c.spawned.get();
+    ws.tasks_executed = detail::tasks_executed(w);
+    ws.tasks_spawned = detail::tasks_spawned(w);
     for (std::size_t k = 0; k < rt.plan.tiers_of(ws.worker).size() && k < detail::k_max_tiers; ++k) {
       ws.steals_by_tier.push_back(c.steals_by_tier[k].get());
       ws.tier_kinds.emplace_back(to_string(rt.plan.tiers_of(ws.worker)[k].kind));

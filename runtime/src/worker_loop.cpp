@@ -359,6 +359,12 @@ void publish_and_wake(worker& w) noexcept {
 
 void poll_sources(worker& w) noexcept {
   w.ticks_left = k_injector_period;
+  // Flush the inline joins counted down since the last poll. relaxed: one
+  // writer; the reset comes before the release add, so a reader that sees
+  // the new sum also sees the reset (never counts them twice).
+  const std::int32_t joined = k_injector_period - w.join_ticks.load(std::memory_order_relaxed);
+  w.join_ticks.store(k_injector_period, std::memory_order_relaxed);
+  if (joined != 0) w.counters.joins_inline.add(static_cast<std::uint64_t>(joined));
   // Sampled here (every k_injector_period tasks) rather than on every push;
   // the real size (the cached top can be far behind the thieves).
   w.counters.high_water.max(static_cast<std::uint64_t>(w.deque.size()));

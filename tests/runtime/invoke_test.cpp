@@ -34,8 +34,58 @@ TEST(ParallelInvoke, FibGivesTheRightValueAndCountsOneTaskPerJoin) {
     // fib(25) has fib(26) - 1 = 121392 internal calls, each one join frame,
     // plus the submitted root: whether a frame was joined inline or stolen,
     // it counts once.
-    EXPECT_EQ(rt.stats().total_executed(), 121393u) << n << " workers";
+    const strata::runtime_stats s = rt.stats();
+    EXPECT_EQ(s.total_executed(), 121393u) << n << " workers";
+    // Each join frame is pushed once, on its caller's worker (the root came
+    // from outside: an external submit, not a push).
+    std::uint64_t spawned = 0;
+    for (const auto& w : s.workers) spawned += w.tasks_spawned;
+    EXPECT_EQ(spawned, 121392u) << n << " workers";
+    // The counts hold however many polls flushed the join countdown: run
+    // it again and every figure doubles (plus the second root).
+    EXPECT_EQ(rt.submit([] { return fib(25); }).get(), 75025);
+    rt.wait_idle();
+    const strata::runtime_stats t = rt.stats();
+    std::uint64_t spawned_twice = 0;
+    for (const auto& w : t.workers) spawned_twice += w.tasks_spawned;
+    EXPECT_EQ(t.total_executed(), 2u * 121393u) << n << " workers";
+    EXPECT_EQ(spawned_twice, 2u * 121392u) << n << " workers";
   }
+}
+
+// Inline joins are tasks for the fairness poll too: a single worker deep in a
+// recursion that never leaves its private deque still serves its inbox
+// every k_injector_period joins, so a task sent to it runs during the
+// recursion, not after it.
+TEST(ParallelInvoke, ARecursionOfInlineJoinsStillServesTheInbox) {
+  strata::runtime rt{workers(1)};
+  std::atomic<bool> started{false};
+  std::atomic<bool> submitted{false};
+  std::atomic<bool> served{false};
+  // Rounds of fib(18) (4180 inline joins each) the root ran after the
+  // inbox task was submitted and before it saw it served: a poll every 61
+  // joins serves it in the first round; without polls it would wait for
+  // the whole loop (at most 10^4 rounds, or 30 s).
+  constexpr int k_max_rounds = 10000;
+  auto root = rt.submit([&] {
+    started.store(true, std::memory_order_release);  // release: the test thread then submits
+    const auto until = std::chrono::steady_clock::now() + 30s;
+    int after = 0;
+    while (!served.load(std::memory_order_acquire) && after < k_max_rounds &&
+           std::chrono::steady_clock::now() < until) {
+      const bool was_submitted = submitted.load(std::memory_order_acquire);
+      EXPECT_EQ(fib(18), 2584);
+      if (was_submitted) ++after;
+    }
+    return after;
+  });
+  while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
+  auto inbox_task = rt.submit_on(strata::worker_id{0}, [&] { served.store(true, std::memory_order_release); });
+  submitted.store(true, std::memory_order_release);  // release: pairs with the root's acquire
+  const int after = root.get();
+  EXPECT_LE(after, 100) << "rounds of fib(18) between the inbox task's submission and its run";
+  EXPECT_TRUE(served.load()) << "after " << after << " rounds";
+  inbox_task.get();
 }
 
 // A binary tree of 2^depth leaves; each leaf marks its own slot and spins a

@@ -19,8 +19,10 @@
 //      once.
 //   2. If the frame is still on top of the deque's private part, nobody
 //      stole it (thieves only take from the shared part): pop it and call
-//      the first callable directly. No read-modify-write, no fence, no
-//      allocation.
+//      the first callable directly. No atomic read-modify-write, no fence,
+//      no allocation, and one counter: the frame is counted by the
+//      worker's join countdown only (worker::join_ticks), not as a spawn
+//      and an execution.
 //   3. Otherwise a thief has it (or it was shared and is still waiting):
 //      help, running other tasks, until its done flag is raised. The
 //      worker that ran the frame raises the flag (release) as its last
@@ -79,7 +81,7 @@ void parallel_invoke(F&& first, G&& second) {
   detail::task frame(detail::join_frame_tag{}, &detail::run_joined<fn>, w->running_group);
   detail::join_state* st = ::new (static_cast<void*>(frame.storage)) detail::join_state{};  // trivially destructible
   st->fn = const_cast<void*>(static_cast<const void*>(std::addressof(first)));
-  detail::push_local(*w, &frame);
+  detail::push_local<false>(*w, &frame);  // uncounted: see worker::join_ticks
   try {
     second();
   } catch (...) {
@@ -89,8 +91,7 @@ void parallel_invoke(F&& first, G&& second) {
   if (w->deque.peek_private() == &frame) {
     // Not stolen: the join is a pop and a direct call.
     w->deque.drop_private();
-    w->counters.executed.add();
-    if (--w->ticks_left <= 0) detail::poll_sources(*w);
+    detail::tick_inline_join(*w);
     first();
     return;
   }

@@ -136,6 +136,16 @@ inline void finish_join(task* t) noexcept {
   join_state_of(t).done.store(1, std::memory_order_release);  // release: pairs with the acquire in wait_join
 }
 
+// An inline join (the owner popped its own join frame and calls the
+// callable directly): one tick of the join countdown, which also counts it;
+// every k_injector_period-th polls the inbox and the injector.
+inline void tick_inline_join(worker& w) noexcept {
+  // relaxed: one writer; stats() reads it racily (see worker::join_ticks).
+  const std::int32_t left = w.join_ticks.load(std::memory_order_relaxed) - 1;
+  w.join_ticks.store(left, std::memory_order_relaxed);
+  if (left <= 0) poll_sources(w);
+}
+
 }  // namespace detail
 
 inline bool task_group::done() const noexcept {
@@ -267,7 +277,7 @@ namespace detail {
   }
   w.running_group = outer;
   if (how == completion::join) {
-    w.counters.executed.add();
+    w.counters.joins_taken.add();  // not `executed`: join frames are outside wait_idle's sums
     finish_join(t);  // the last access to t: its owner may return at once
   } else {
     if (t->destroy != nullptr) t->destroy(t);

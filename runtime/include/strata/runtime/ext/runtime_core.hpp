@@ -149,10 +149,14 @@ inline task* detached_frame(runtime_core& rt, worker* w) {
 
 // Spawn fast path. Private push; then, only if a thief asked for work or
 // the private part was empty and some worker idles, share and maybe wake.
+// Counted (before it can be shared: wait_idle must never see a thief's
+// execution of it without its spawn) unless `counted` is false: a
+// parallel_invoke join frame (see worker::join_ticks).
+template <bool counted = true>
 inline void push_local(worker& w, task* t) noexcept {
   const bool was_empty = w.deque.private_size() == 0;
   w.deque.push(t);
-  w.counters.spawned.add();
+  if constexpr (counted) w.counters.spawned.add();
   // relaxed: a hint; the publishing slow path re-reads idle after a fence.
   if (w.deque.requested() || (was_empty && w.idle->word.load(std::memory_order_relaxed) != 0)) publish_and_wake(w);
 }
