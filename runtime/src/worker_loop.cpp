@@ -5,7 +5,9 @@
 // next due actor turn, own NUMA node's injector, steal tier by tier, other
 // nodes' injectors. Every k_injector_period-th task run also polls the inbox and
 // the injector, so a worker deep in a fork-join computation still serves
-// them (run_task -> poll_sources).
+// them (run_task -> poll_sources); parallel_invoke's inline joins have a
+// countdown of their own (worker::join_ticks), so a poll comes at least
+// every k_injector_period tasks of either kind.
 //
 // Stealing: tiers come from the placement plan (nearest first). Within a
 // tier the first victim is random, then round robin. Within the NUMA node

@@ -17,6 +17,9 @@ struct worker_stats {
   unsigned worker = 0;
   int pu = -1;
   int numa_node = -1;
+  // parallel_invoke's first callables count as tasks too: spawned on the
+  // worker that called it, executed on the one that ran it (the same worker
+  // when it joined inline).
   std::uint64_t tasks_executed = 0;
   std::uint64_t tasks_spawned = 0;        // pushed on this worker's deque
   std::vector<std::uint64_t> steals_by_tier;  // index = position in the worker's tier list
