@@ -54,7 +54,7 @@ void wait_join(worker& w, task* t) {
 void join_after_throw(worker& w, task* t) noexcept {
   if (w.deque.peek_private() == t) {
     w.deque.drop_private();
-    tick_inline_join(w);
+    (void)count_inline_join(w);  // no poll here, inside a catch: the next join polls
     t->run(t);  // run_joined: boxes what the callable throws
   } else {
     help_until(w, join_done, t);

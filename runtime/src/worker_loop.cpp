@@ -6,8 +6,8 @@
 // nodes' injectors. Every k_injector_period-th task run also polls the inbox and
 // the injector, so a worker deep in a fork-join computation still serves
 // them (run_task -> poll_sources); parallel_invoke's inline joins have a
-// countdown of their own (worker::join_ticks), so a poll comes at least
-// every k_injector_period tasks of either kind.
+// schedule of their own (worker::join_poll_at): a poll comes at least every
+// k_injector_period tasks run, or k_injector_period inline joins.
 //
 // Stealing: tiers come from the placement plan (nearest first). Within a
 // tier the first victim is random, then round robin. Within the NUMA node
@@ -361,12 +361,7 @@ void publish_and_wake(worker& w) noexcept {
 
 void poll_sources(worker& w) noexcept {
   w.ticks_left = k_injector_period;
-  // Flush the inline joins counted down since the last poll. relaxed: one
-  // writer; the reset comes before the release add, so a reader that sees
-  // the new sum also sees the reset (never counts them twice).
-  const std::int32_t joined = k_injector_period - w.join_ticks.load(std::memory_order_relaxed);
-  w.join_ticks.store(k_injector_period, std::memory_order_relaxed);
-  if (joined != 0) w.counters.joins_inline.add(static_cast<std::uint64_t>(joined));
+  w.join_poll_at = w.counters.joins_inline.get() + k_injector_period;
   // Sampled here (every k_injector_period tasks) rather than on every push;
   // the real size (the cached top can be far behind the thieves).
   w.counters.high_water.max(static_cast<std::uint64_t>(w.deque.size()));

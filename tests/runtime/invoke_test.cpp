@@ -41,8 +41,7 @@ TEST(ParallelInvoke, FibGivesTheRightValueAndCountsOneTaskPerJoin) {
     std::uint64_t spawned = 0;
     for (const auto& w : s.workers) spawned += w.tasks_spawned;
     EXPECT_EQ(spawned, 121392u) << n << " workers";
-    // The counts hold however many polls flushed the join countdown: run
-    // it again and every figure doubles (plus the second root).
+    // Run it again: every figure doubles (the second root included).
     EXPECT_EQ(rt.submit([] { return fib(25); }).get(), 75025);
     rt.wait_idle();
     const strata::runtime_stats t = rt.stats();

@@ -20,9 +20,8 @@
 //   2. If the frame is still on top of the deque's private part, nobody
 //      stole it (thieves only take from the shared part): pop it and call
 //      the first callable directly. No atomic read-modify-write, no fence,
-//      no allocation, and one counter: the frame is counted by the
-//      worker's join countdown only (worker::join_ticks), not as a spawn
-//      and an execution.
+//      no allocation, and one counter: the worker's count of inline joins
+//      (worker::join_poll_at), not a spawn and an execution.
 //   3. Otherwise a thief has it (or it was shared and is still waiting):
 //      help, running other tasks, until its done flag is raised. The
 //      worker that ran the frame raises the flag (release) as its last
@@ -81,7 +80,7 @@ void parallel_invoke(F&& first, G&& second) {
   detail::task frame(detail::join_frame_tag{}, &detail::run_joined<fn>, w->running_group);
   detail::join_state* st = ::new (static_cast<void*>(frame.storage)) detail::join_state{};  // trivially destructible
   st->fn = const_cast<void*>(static_cast<const void*>(std::addressof(first)));
-  detail::push_local<false>(*w, &frame);  // uncounted: see worker::join_ticks
+  detail::push_local<false>(*w, &frame);  // uncounted: see worker::join_poll_at
   try {
     second();
   } catch (...) {

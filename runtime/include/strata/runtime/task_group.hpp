@@ -137,13 +137,15 @@ inline void finish_join(task* t) noexcept {
 }
 
 // An inline join (the owner popped its own join frame and calls the
-// callable directly): one tick of the join countdown, which also counts it;
-// every k_injector_period-th polls the inbox and the injector.
+// callable directly): counted, and every k_injector_period-th polls the
+// inbox and the injector (see worker::join_poll_at).
+inline std::uint64_t count_inline_join(worker& w) noexcept {
+  const std::uint64_t n = w.counters.joins_inline.get() + 1;
+  w.counters.joins_inline.set(n);  // release: as every counter (see counter)
+  return n;
+}
 inline void tick_inline_join(worker& w) noexcept {
-  // relaxed: one writer; stats() reads it racily (see worker::join_ticks).
-  const std::int32_t left = w.join_ticks.load(std::memory_order_relaxed) - 1;
-  w.join_ticks.store(left, std::memory_order_relaxed);
-  if (left <= 0) poll_sources(w);
+  if (count_inline_join(w) >= w.join_poll_at) poll_sources(w);
 }
 
 }  // namespace detail

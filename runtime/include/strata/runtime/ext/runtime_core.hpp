@@ -151,7 +151,7 @@ inline task* detached_frame(runtime_core& rt, worker* w) {
 // the private part was empty and some worker idles, share and maybe wake.
 // Counted (before it can be shared: wait_idle must never see a thief's
 // execution of it without its spawn) unless `counted` is false: a
-// parallel_invoke join frame (see worker::join_ticks).
+// parallel_invoke join frame (see worker::join_poll_at).
 template <bool counted = true>
 inline void push_local(worker& w, task* t) noexcept {
   const bool was_empty = w.deque.private_size() == 0;

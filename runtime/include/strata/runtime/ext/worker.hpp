@@ -50,11 +50,11 @@ struct worker_counters {
   // Lock-mode requests started on this worker / finished (ran and released)
   // here: wait_idle compares the sums.
   counter lock_submitted, lock_released;
-  // parallel_invoke join frames (see worker::join_ticks): those run by their
-  // owner inline (flushed from join_ticks at each poll), those run through
-  // run_task (stolen, or popped by a helping wait), and those their owner
-  // found taken (counted by the owner after the join). Outside wait_idle's
-  // sums: a join frame lives only while the task that pushed it runs.
+  // parallel_invoke join frames (see worker::join_poll_at): those run by
+  // their owner inline, those run through run_task (stolen, or popped by a
+  // helping wait), and those their owner found taken (counted by the owner
+  // after the join). Outside wait_idle's sums: a join frame lives only while
+  // the task that pushed it runs.
   counter joins_inline, joins_taken, joins_away;
   // Actors: messages put into mailboxes (sent on this worker / arrived from
   // another), dead letters, actor failures, the deepest mailbox seen,
@@ -96,15 +96,14 @@ struct worker {
   // Fairness countdown: at zero (every k_injector_period tasks) the inbox
   // and the injector are polled; a decrement and a branch per task.
   std::int32_t ticks_left = k_injector_period;  // signed: stays due (<= 0) until a poll resets it
-  // The same countdown for parallel_invoke's inline joins, and their count:
-  // k_injector_period - join_ticks inline joins since the last poll, which
-  // adds them to counters.joins_inline and resets it. One read-modify-write
-  // per inline join instead of three (a spawned and an executed count and
+  // parallel_invoke's inline joins have a poll schedule of their own: the
+  // join that brings counters.joins_inline to join_poll_at polls, and every
+  // poll sets it k_injector_period joins ahead. So an inline join writes one
+  // word, its count, instead of three (a spawned and an executed count and
   // the tick): on the fork-join path each of those is a store that the next
-  // join loads again, and fib(30) on one worker ran 13.3 -> 8.2 ms (best of
-  // 41) with one instead of three (the same process, interleaved). Atomic
-  // (relaxed; one writer) only because stats() reads it.
-  std::atomic<std::int32_t> join_ticks{k_injector_period};
+  // join loads again, and fib(30) on one worker ran 13.3 -> 9.2 ms (best of
+  // 41, the same process, interleaved) with one instead of three.
+  std::uint64_t join_poll_at = k_injector_period;
   std::uint64_t rng = 0;                // victim choice
   package_idle* idle = nullptr;         // the idle word of this worker's package
   unsigned package = 0;
@@ -149,24 +148,13 @@ void publish_and_wake(worker& w) noexcept;
 
 // push_local, the fast path of every spawn, is in runtime_core.hpp.
 
-// Inline joins of w so far (racy read from another thread): the flushed
-// count, then the countdown's part (acquire: pairs with the release add in
-// poll_sources, which comes after the reset, so a reader never counts a
-// flushed part twice; one that reads between the reset and the add counts
-// up to k_injector_period too few, for that moment).
-inline std::uint64_t inline_joins(const worker& w) noexcept {
-  const std::uint64_t flushed = w.counters.joins_inline.get();
-  // relaxed: ordered after the acquire above; a due countdown is below zero.
-  const std::int32_t left = w.join_ticks.load(std::memory_order_relaxed);
-  return flushed + static_cast<std::uint64_t>(k_injector_period - left);
-}
 // What stats() reports: tasks run and pushed on w, parallel_invoke's join
 // frames included (wait_idle's sums leave those out).
 inline std::uint64_t tasks_executed(const worker& w) noexcept {
-  return w.counters.executed.get() + w.counters.joins_taken.get() + inline_joins(w);
+  return w.counters.executed.get() + w.counters.joins_taken.get() + w.counters.joins_inline.get();
 }
 inline std::uint64_t tasks_spawned(const worker& w) noexcept {
-  return w.counters.spawned.get() + w.counters.joins_away.get() + inline_joins(w);
+  return w.counters.spawned.get() + w.counters.joins_away.get() + w.counters.joins_inline.get();
 }
 
 }  // namespace strata::detail
