@@ -1,7 +1,6 @@
 // Actors: spawning, routing, mailboxes, turns, failures (design in
 // actor.hpp and actor_table.hpp). Everything that touches an actor_table
 // runs on the table's own worker.
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -463,8 +462,7 @@ void monitor_loop(runtime_core& rt, unsigned period_ms) {
     std::uint64_t actors = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const auto& c = rt.workers[i]->counters;
-      // A racy read may lag a poll's flush for a moment: never below the last one.
-      const std::uint64_t now = std::max(tasks_executed(*rt.workers[i]), last[i]);
+      const std::uint64_t now = tasks_executed(*rt.workers[i]);  // its counters only grow
       delta[i] = now - last[i];
       last[i] = now;
       actors += c.actors_live.get();

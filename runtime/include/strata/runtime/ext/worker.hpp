@@ -101,7 +101,7 @@ struct worker {
   // poll sets it k_injector_period joins ahead. So an inline join writes one
   // word, its count, instead of three (a spawned and an executed count and
   // the tick): on the fork-join path each of those is a store that the next
-  // join loads again, and fib(30) on one worker ran 13.3 -> 9.2 ms (best of
+  // join loads again, and fib(30) on one worker ran 13.3 -> 9.2-9.7 ms (best of
   // 41, the same process, interleaved) with one instead of three.
   std::uint64_t join_poll_at = k_injector_period;
   std::uint64_t rng = 0;                // victim choice
