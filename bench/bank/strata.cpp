@@ -1,10 +1,11 @@
 // bank on strata, lock mode: one resource per account, one detached
 // spawn_with_access({write(from), write(to)}) per transfer (the shape of
 // oneTBB's task_group::run per transfer), all spawned by one task on a
-// worker (rt.submit(...).get()), then wait_idle(). A transfer whose
-// accounts look free is a plain spawn whose frame carries its two locks and
-// its body, nothing allocated; the worker that runs it takes both locks,
-// all or none. A refused one waits in the queue of the refusing account,
+// worker (rt.submit(...).get()), then wait_idle(). A transfer is a plain
+// spawn whose frame carries its two locks and its body, nothing allocated
+// (default priority from a worker: the submission does not look at the
+// locks, resource.hpp); the worker that runs it takes both locks, all or
+// none. A refused one waits in the queue of the refusing account,
 // and the release that lets it through runs it in place. A submission
 // never runs a transfer itself: one that did could wait for a lock its own
 // submitter holds (resource.cpp), so all 2*10^6 can be pending at once.

@@ -258,6 +258,71 @@ TEST(LockMode, BlockedTasksStartInPriorityOrder) {
   EXPECT_TRUE(std::is_sorted(order.rbegin(), order.rend())) << "blocked writers did not start by priority";
 }
 
+// A default-priority spawn from a worker does not look at its locks when
+// submitted (resource.hpp, queue_at_submission): tasks spawned while their
+// resource is held are refused when they run, wait, and run after the
+// release, each once and one at a time.
+TEST(LockMode, WorkerSpawnsOnAHeldResourceWaitAndRunOnceEach) {
+  strata::runtime rt(strata::test::workers(2));
+  auto r = rt.make_resource();
+  std::atomic<bool> release{false}, holding{false}, released{false};
+  auto holder = rt.submit_with_access({strata::write(r)}, [&] {
+    holding.store(true);
+    while (!release.load()) std::this_thread::yield();
+    released.store(true);
+  });
+  while (!holding.load()) std::this_thread::yield();
+  constexpr int k_tasks = 1000;
+  std::atomic<int> ran{0}, early{0}, inside{0}, overlaps{0};
+  rt.submit([&] {
+      for (int i = 0; i < k_tasks; ++i) {
+        strata::this_runtime()->spawn_with_access({strata::write(r)}, [&] {
+          if (!released.load()) early.fetch_add(1);
+          if (inside.fetch_add(1) != 0) overlaps.fetch_add(1);
+          ran.fetch_add(1);
+          inside.fetch_sub(1);
+        });
+      }
+    }).get();
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(ran.load(), 0) << "a task ran while its resource was held";
+  release.store(true);
+  holder.get();
+  rt.wait_idle();
+  EXPECT_EQ(ran.load(), k_tasks);
+  EXPECT_EQ(early.load(), 0);
+  EXPECT_EQ(overlaps.load(), 0);
+}
+
+// Submissions with a priority look at their locks, from a worker too: those
+// made while the resource is held wait in the queue and start by priority.
+TEST(LockMode, BlockedTasksSubmittedOnAWorkerStartInPriorityOrder) {
+  strata::runtime rt(strata::test::workers(2));
+  auto r = rt.make_resource();
+  std::atomic<bool> release{false}, holding{false};
+  auto holder = rt.submit_with_access({strata::write(r)}, [&] {
+    holding.store(true);
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (!holding.load()) std::this_thread::yield();
+  std::mutex m;
+  std::vector<int> order;
+  rt.submit([&] {
+      for (int i = 0; i < 20; ++i) {
+        const int p = 1 + (i * 7) % 20;  // distinct, shuffled, none the default 0
+        strata::this_runtime()->spawn_with_access({strata::write(r)}, [&, p] {
+          std::lock_guard lock(m);
+          order.push_back(p);
+        }, strata::priority{p});
+      }
+    }).get();
+  release.store(true);
+  holder.get();
+  rt.wait_idle();
+  ASSERT_EQ(order.size(), 20u);
+  EXPECT_TRUE(std::is_sorted(order.rbegin(), order.rend())) << "blocked writers did not start by priority";
+}
+
 TEST(LockMode, ReadersOvertakeAWaitingWriterAtMostTheLimit) {
   strata::config c = strata::test::workers(2);
   c.reader_front_runs = 4;

@@ -259,7 +259,7 @@ void runtime::start_with_access(const access* list, std::size_t n, B&& body, int
       detail::prepare_locks(*m_core, list, n, t.head.locks, D::api);
       t.head.n = static_cast<std::uint32_t>(n);
       t.head.prio = prio;
-      if (!detail::queue_at_submission(*m_core, t.head.locks, n)) {
+      if (!detail::queue_at_submission(*m_core, t.head.locks, n, prio)) {
         spawn(std::move(t));
       } else {
         start_access_request(list, n, std::move(t.body), prio);
