@@ -252,6 +252,7 @@ task* local_spin(worker& w) noexcept {
 
 task* idle_phase(worker& w) {
   runtime_core& rt = *w.rt;
+  w.pool.flush_outgoing();  // frames of other workers go home before we wait (frame_pool.hpp)
   const std::uint64_t start = now_ns();
   task* found = local_spin(w);
   if (found != nullptr) {

@@ -110,7 +110,7 @@ inline void free_frame(worker& w, task* t) noexcept {
   } else if (t->home == k_embedded) {
     return;
   } else {
-    w.rt->workers[t->home]->pool.free_remote(t);
+    w.pool.free_to(w.rt->workers[t->home]->pool, t);
   }
 }
 

@@ -1,9 +1,21 @@
 // frame_pool: per-worker allocator of task frames.
 //
 // The owner allocates and frees with plain list operations. A frame freed
-// by another thread (a thief ran it) goes onto an atomic "remote" stack; the
-// owner takes the whole stack with one exchange when its own list runs dry,
-// so there is no ABA (nobody pops single nodes from the shared stack).
+// by another worker (a thief ran it, an actor on another worker received
+// it) goes back to its home pool's atomic "remote" stack; the owner takes
+// the whole stack with one exchange when its own list runs dry, so there is
+// no ABA (nobody pops single nodes from the shared stack).
+//
+// Frames going home travel in batches: the freeing worker strings up to
+// k_return_batch frames of one home on a private chain (its own pool's
+// outgoing chain) and pushes the chain with one CAS when it is full, when
+// a frame of another home comes, or when the worker runs out of work
+// (flush_outgoing, before it spins or parks). One CAS per frame made the
+// remote stack's line the busiest line of a producer/consumer pair: while
+// the consumer kept up, the producer's free list was nearly empty, so it
+// exchanged the stack every few frames and the line crossed cores about
+// twice per frame. At most k_return_batch - 1 frames per worker wait on a
+// chain; a pool that finds its stack empty takes a new slab meanwhile.
 // Slabs come from numa_alloc with the worker's placement (its NUMA node when
 // pinned) and are released when the pool dies. Every frame of a pool has
 // its worker as `home` from the slab's creation on (a frame only ever goes
@@ -59,19 +71,42 @@ class frame_pool {
     t->next.store(m_free, std::memory_order_relaxed);  // relaxed: owner-private list
     m_free = t;
   }
-  // Any thread.
-  void free_remote(task* t) noexcept {
-    task* head = m_remote.load(std::memory_order_relaxed);  // relaxed: the CAS below validates it
-    do {
-      t->next.store(head, std::memory_order_relaxed);  // relaxed: published by the release CAS
-      // release: publishes t->next to the owner's acquire exchange in refill.
-    } while (!m_remote.compare_exchange_weak(head, t, std::memory_order_release, std::memory_order_relaxed));
+  // Owner of this pool, for a frame of another pool `home`: onto the
+  // outgoing chain, pushed to home when full (see the top of the file).
+  void free_to(frame_pool& home, task* t) noexcept {
+    if (&home != m_out_home) {
+      flush_outgoing();
+      m_out_home = &home;
+    }
+    t->next.store(m_out_head, std::memory_order_relaxed);  // relaxed: private chain until pushed
+    if (m_out_head == nullptr) m_out_tail = t;
+    m_out_head = t;
+    if (++m_out_count == k_return_batch) flush_outgoing();
+  }
+  // Owner of this pool: pushes the outgoing chain home, if any.
+  void flush_outgoing() noexcept {
+    if (m_out_head == nullptr) return;
+    m_out_home->push_remote(m_out_head, m_out_tail);
+    m_out_head = nullptr;
+    m_out_tail = nullptr;
+    m_out_count = 0;
   }
   std::size_t slabs() const noexcept { return m_slabs.size(); }
 
+  static constexpr std::uint32_t k_return_batch = 32;
+
  private:
+  // Pushes the chain first .. last (linked through next) in one CAS.
+  void push_remote(task* first, task* last) noexcept {
+    task* head = m_remote.load(std::memory_order_relaxed);  // relaxed: the CAS below validates it
+    do {
+      last->next.store(head, std::memory_order_relaxed);  // relaxed: published by the release CAS
+      // release: publishes the chain's next links to the owner's acquire exchange in refill.
+    } while (!m_remote.compare_exchange_weak(head, first, std::memory_order_release, std::memory_order_relaxed));
+  }
+
   task* refill() {
-    // acquire: pairs with the release CAS in free_remote.
+    // acquire: pairs with the release CAS in push_remote.
     task* r = m_remote.exchange(nullptr, std::memory_order_acquire);
     if (r != nullptr) return r;
     void* mem = numa_allocate(k_slab_bytes, m_where, k_destructive_size);
@@ -96,6 +131,11 @@ class frame_pool {
   std::uint32_t m_home = k_no_home;
   memory_placement m_where;
   std::vector<void*> m_slabs;
+  // Owner-private: frames of m_out_home on their way back (free_to).
+  frame_pool* m_out_home = nullptr;
+  task* m_out_head = nullptr;
+  task* m_out_tail = nullptr;
+  std::uint32_t m_out_count = 0;
   // Written by any thread (CAS push), taken by the owner (exchange).
   alignas(k_destructive_size) std::atomic<task*> m_remote{nullptr};
 };
