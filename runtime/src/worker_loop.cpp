@@ -388,6 +388,8 @@ void help_until(worker& w, bool (*pred)(const void*), const void* ctx) {
   }
 }
 
+void free_frame_away(worker& w, task* t) noexcept { w.pool.free_to(w.rt->workers[t->home]->pool, t); }
+
 void report_detached_exception(worker& w, std::exception_ptr e) noexcept {
   w.counters.detached_exceptions.add();
   // Reported once per runtime (the count is in stats()).
