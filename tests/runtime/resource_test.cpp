@@ -232,15 +232,29 @@ TEST(LockMode, WaitIdleWaitsForDetachedTasksBlockedAtSubmission) {
   releaser.join();
 }
 
+// A writer that holds r from construction until release(), which returns
+// once it has let go.
+struct held_writer {
+  std::atomic<bool> let_go{false}, holding{false}, released{false};
+  strata::future<void> done;
+  held_writer(strata::runtime& rt, strata::resource r)
+      : done(rt.submit_with_access({strata::write(r)}, [this] {
+          holding.store(true);
+          while (!let_go.load()) std::this_thread::yield();
+          released.store(true);
+        })) {
+    while (!holding.load()) std::this_thread::yield();
+  }
+  void release() {
+    let_go.store(true);
+    done.get();
+  }
+};
+
 TEST(LockMode, BlockedTasksStartInPriorityOrder) {
   strata::runtime rt(strata::test::workers(2));
   auto r = rt.make_resource();
-  std::atomic<bool> release{false}, holding{false};
-  auto holder = rt.submit_with_access({strata::write(r)}, [&] {
-    holding.store(true);
-    while (!release.load()) std::this_thread::yield();
-  });
-  while (!holding.load()) std::this_thread::yield();
+  held_writer held(rt, r);
   std::vector<int> prios(20);
   for (int i = 0; i < 20; ++i) prios[static_cast<std::size_t>(i)] = (i * 7) % 20;  // distinct, shuffled
   std::mutex m;
@@ -251,8 +265,7 @@ TEST(LockMode, BlockedTasksStartInPriorityOrder) {
       order.push_back(p);
     }, strata::priority{p});
   }
-  release.store(true);
-  holder.get();
+  held.release();
   rt.wait_idle();
   ASSERT_EQ(order.size(), 20u);
   EXPECT_TRUE(std::is_sorted(order.rbegin(), order.rend())) << "blocked writers did not start by priority";
@@ -265,19 +278,13 @@ TEST(LockMode, BlockedTasksStartInPriorityOrder) {
 TEST(LockMode, WorkerSpawnsOnAHeldResourceWaitAndRunOnceEach) {
   strata::runtime rt(strata::test::workers(2));
   auto r = rt.make_resource();
-  std::atomic<bool> release{false}, holding{false}, released{false};
-  auto holder = rt.submit_with_access({strata::write(r)}, [&] {
-    holding.store(true);
-    while (!release.load()) std::this_thread::yield();
-    released.store(true);
-  });
-  while (!holding.load()) std::this_thread::yield();
+  held_writer held(rt, r);
   constexpr int k_tasks = 1000;
   std::atomic<int> ran{0}, early{0}, inside{0}, overlaps{0};
   rt.submit([&] {
       for (int i = 0; i < k_tasks; ++i) {
         strata::this_runtime()->spawn_with_access({strata::write(r)}, [&] {
-          if (!released.load()) early.fetch_add(1);
+          if (!held.released.load()) early.fetch_add(1);
           if (inside.fetch_add(1) != 0) overlaps.fetch_add(1);
           ran.fetch_add(1);
           inside.fetch_sub(1);
@@ -286,8 +293,7 @@ TEST(LockMode, WorkerSpawnsOnAHeldResourceWaitAndRunOnceEach) {
     }).get();
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(ran.load(), 0) << "a task ran while its resource was held";
-  release.store(true);
-  holder.get();
+  held.release();
   rt.wait_idle();
   EXPECT_EQ(ran.load(), k_tasks);
   EXPECT_EQ(early.load(), 0);
@@ -299,12 +305,7 @@ TEST(LockMode, WorkerSpawnsOnAHeldResourceWaitAndRunOnceEach) {
 TEST(LockMode, BlockedTasksSubmittedOnAWorkerStartInPriorityOrder) {
   strata::runtime rt(strata::test::workers(2));
   auto r = rt.make_resource();
-  std::atomic<bool> release{false}, holding{false};
-  auto holder = rt.submit_with_access({strata::write(r)}, [&] {
-    holding.store(true);
-    while (!release.load()) std::this_thread::yield();
-  });
-  while (!holding.load()) std::this_thread::yield();
+  held_writer held(rt, r);
   std::mutex m;
   std::vector<int> order;
   rt.submit([&] {
@@ -316,8 +317,7 @@ TEST(LockMode, BlockedTasksSubmittedOnAWorkerStartInPriorityOrder) {
         }, strata::priority{p});
       }
     }).get();
-  release.store(true);
-  holder.get();
+  held.release();
   rt.wait_idle();
   ASSERT_EQ(order.size(), 20u);
   EXPECT_TRUE(std::is_sorted(order.rbegin(), order.rend())) << "blocked writers did not start by priority";
