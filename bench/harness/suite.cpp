@@ -88,6 +88,12 @@ const std::array<variant, 2> k_pingpong_strata{{
     {runtime_id::strata, "actors=cross-worker", STRATA_BENCH_STRATA(pingpong::prepare_strata_cross_worker), 2},
 }};
 
+// threadring: strata with the ring on one worker, and spread over all.
+const std::array<variant, 2> k_threadring_strata{{
+    {runtime_id::strata, "actors=same-worker", STRATA_BENCH_STRATA(threadring::prepare_strata_same_worker)},
+    {runtime_id::strata, "actors=spread", STRATA_BENCH_STRATA(threadring::prepare_strata_spread), 2},
+}};
+
 // stream: every version is a variant, so every record names its placement;
 // strata has one per placement.
 template <stream::placement where>
@@ -219,9 +225,8 @@ const std::array<benchmark, 14> k_suite{{
      "Mmsg/s", nullptr, k_actor_runtimes},
     {"threadring", "actors=100 passes=100000",
      "Savina ThreadRing: a token passed 100,000 times around a ring of 100 actors (hand-off latency)",
-     actor_versions(threadring::prepare_serial, STRATA_BENCH_STRATA(threadring::prepare_strata),
-                    STRATA_BENCH_CAF(threadring::prepare_caf)),
-     {}, "Mmsg/s", nullptr, k_actor_runtimes},
+     actor_versions(threadring::prepare_serial, nullptr, STRATA_BENCH_CAF(threadring::prepare_caf)),
+     k_threadring_strata, "Mmsg/s", nullptr, k_actor_runtimes},
     {"counting", "messages=10^6",
      "Savina Counting: one producer sends 10^6 increments to one counter, then asks for the count (throughput)",
      actor_versions(counting::prepare_serial, STRATA_BENCH_STRATA(counting::prepare_strata),

@@ -38,7 +38,7 @@ caf::behavior ring_actor(caf::stateful_actor<ring_state>* self, std::uint32_t in
 struct session {
   explicit session(unsigned threads) : rt(threads) {
     for (std::uint32_t i = 0; i < k_actors; ++i) {
-      ring.push_back(rt.spawn(ring_actor, i, &seen.passes[i], rt.self_handle()));
+      ring.push_back(rt.spawn(ring_actor, i, &seen.passes[i].n, rt.self_handle()));
     }
     for (std::uint32_t i = 0; i < k_actors; ++i) {
       rt.self()->send(ring[i], next_atom::value, ring[(i + 1) % k_actors]);

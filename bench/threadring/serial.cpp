@@ -32,7 +32,7 @@ class ring {
       m_seen.last = t.to;
       return;
     }
-    ++m_seen.passes[t.to];
+    ++m_seen.passes[t.to].n;
     m_queue.push_back({(t.to + 1) % k_actors, t.count - 1});
   }
 

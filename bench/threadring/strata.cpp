@@ -1,5 +1,8 @@
-// threadring on strata actors: actor i sticky on worker i mod P, wired to
-// its successor once per configuration. A run is one token sent by the
+// threadring on strata actors, in two placements: every actor sticky on
+// worker 0 (same-worker: each pass is a mailbox append on that worker), or
+// actor i sticky on worker i mod P (spread: with 2 workers each pass is an
+// inbox push to the other worker). Wired to successors once per
+// configuration. A run is one token sent by the
 // harness thread to actor 0; the token carries a pointer to the run's
 // outcome (16 bytes in all, inline in the message frame), each actor counts
 // its passes in its own slot, and the actor that gets the count 0 releases
@@ -39,18 +42,21 @@ struct ring_actor : strata::actor<ring_actor> {
       t.run->done.release();  // release: publishes every slot (pairs with acquire in the repetition)
       return;
     }
-    ++t.run->seen.passes[index];
+    ++t.run->seen.passes[index].n;
     next.send(token{t.count - 1, t.run});
   }
 };
 
 }  // namespace
 
-repetition prepare_strata(unsigned threads) {
+namespace {
+
+// workers: actor i goes to worker i mod workers.
+repetition prepare(unsigned threads, unsigned workers) {
   auto rt = make_strata_runtime(threads);
   std::vector<strata::actor_ref<ring_actor>> ring;
   for (std::uint32_t i = 0; i < k_actors; ++i) {
-    ring.push_back(rt->spawn_actor<ring_actor>(strata::affinity::sticky, strata::worker_id{i % threads}, i));
+    ring.push_back(rt->spawn_actor<ring_actor>(strata::affinity::sticky, strata::worker_id{i % workers}, i));
   }
   for (std::uint32_t i = 0; i < k_actors; ++i) {
     ring[i].send(ring[(i + 1) % k_actors]);
@@ -63,5 +69,10 @@ repetition prepare_strata(unsigned threads) {
     return check(run.seen);
   };
 }
+
+}  // namespace
+
+repetition prepare_strata_same_worker(unsigned threads) { return prepare(threads, 1); }
+repetition prepare_strata_spread(unsigned threads) { return prepare(threads, threads); }
 
 }  // namespace strata_bench::threadring
