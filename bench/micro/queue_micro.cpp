@@ -8,6 +8,11 @@
 // 2. Injector: Boost.Lockfree's MPMC queue (the injector) against strata's
 //    MPSC inbox, one producer and one consumer thread, 10^7 items, and four
 //    producers, to show what multi-consumer safety costs.
+// 3. Hand-off latency across cores: one item in flight between two
+//    threads, each spinning on its own inbox and pushing the item into the
+//    other's (a message between two workers without the runtime around
+//    it), against a flag the two threads hand back and forth (one cache
+//    line: the machine's floor). Reported per one-way hop.
 //
 // Prints one line per measurement: name, ns per operation (median of 5).
 #include <boost/lockfree/queue.hpp>
@@ -119,5 +124,47 @@ int main() {
     std::printf("queue, %u producer(s) -> 1 consumer: Boost.Lockfree MPMC %6.2f ns, strata MPSC inbox %6.2f ns\n",
                 producers, boost_ns, inbox_ns);
   }
+  constexpr std::size_t k_trips = 200'000;
+  using node_inbox = strata::inbox<node, &node::next>;
+  const double inbox_hop = median_ns_per_op(2 * k_trips, [&] {
+    node_inbox to_b, to_a;
+    node na, nb;
+    auto take = [](node_inbox& q) {
+      node* n = nullptr;
+      while (q.pop(n) != node_inbox::pop_status::item) {
+      }
+      return n;
+    };
+    std::thread b([&] {
+      for (std::size_t i = 0; i < k_trips; ++i) {
+        nb.value = take(to_b)->value + 1;
+        to_a.push(&nb);
+      }
+    });
+    for (std::size_t i = 0; i < k_trips; ++i) {
+      na.value = i;
+      to_b.push(&na);
+      sink += take(to_a)->value;
+    }
+    b.join();
+  });
+  const double line_hop = median_ns_per_op(2 * k_trips, [&] {
+    std::atomic<std::uint64_t> flag{0};
+    std::thread b([&] {
+      for (std::uint64_t i = 0; i < k_trips; ++i) {
+        while (flag.load(std::memory_order_acquire) != 2 * i + 1) {  // acquire: pairs with a's release
+        }
+        flag.store(2 * i + 2, std::memory_order_release);  // release: pairs with a's acquire
+      }
+    });
+    for (std::uint64_t i = 0; i < k_trips; ++i) {
+      flag.store(2 * i + 1, std::memory_order_release);  // release: pairs with b's acquire
+      while (flag.load(std::memory_order_acquire) != 2 * i + 2) {  // acquire: pairs with b's release
+      }
+    }
+    b.join();
+  });
+  std::printf("hand-off across two threads, per hop: strata MPSC inbox %6.1f ns, one cache line %6.1f ns\n", inbox_hop,
+              line_hop);
   return sink == 42 ? 1 : 0;  // keeps the work observable
 }
