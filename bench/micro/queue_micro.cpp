@@ -1,4 +1,4 @@
-// strata-micro: the measurements behind two design choices of the runtime.
+// strata-micro: the measurements behind three design choices of the runtime.
 //
 // 1. Deque: a push/pop pair on the owner's private part (split deque, no
 //    fence) against the same pair through the shared part, which is exactly
@@ -12,7 +12,9 @@
 //    threads, each spinning on its own inbox and pushing the item into the
 //    other's (a message between two workers without the runtime around
 //    it), against a flag the two threads hand back and forth (one cache
-//    line: the machine's floor). Reported per one-way hop.
+//    line: the machine's floor). Each node and the flag on lines of their
+//    own (128 bytes), as the runtime's frames are; a pause between polls,
+//    as in the workers' spin loops. Reported per one-way hop.
 //
 // Prints one line per measurement: name, ns per operation (median of 5).
 #include <boost/lockfree/queue.hpp>
@@ -44,6 +46,13 @@ double median_ns_per_op(std::size_t ops, F&& f) {
   }
   std::sort(runs.begin(), runs.end());
   return runs[2];
+}
+
+// Between two polls, as the workers' spin loops do.
+inline void spin_pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
 }
 
 struct node {
@@ -128,10 +137,12 @@ int main() {
   using node_inbox = strata::inbox<node, &node::next>;
   const double inbox_hop = median_ns_per_op(2 * k_trips, [&] {
     node_inbox to_b, to_a;
-    node na, nb;
+    alignas(128) node na;
+    alignas(128) node nb;
     auto take = [](node_inbox& q) {
       node* n = nullptr;
       while (q.pop(n) != node_inbox::pop_status::item) {
+        spin_pause();
       }
       return n;
     };
@@ -149,10 +160,11 @@ int main() {
     b.join();
   });
   const double line_hop = median_ns_per_op(2 * k_trips, [&] {
-    std::atomic<std::uint64_t> flag{0};
+    alignas(128) std::atomic<std::uint64_t> flag{0};
     std::thread b([&] {
       for (std::uint64_t i = 0; i < k_trips; ++i) {
         while (flag.load(std::memory_order_acquire) != 2 * i + 1) {  // acquire: pairs with a's release
+          spin_pause();
         }
         flag.store(2 * i + 2, std::memory_order_release);  // release: pairs with a's acquire
       }
@@ -160,6 +172,7 @@ int main() {
     for (std::uint64_t i = 0; i < k_trips; ++i) {
       flag.store(2 * i + 1, std::memory_order_release);  // release: pairs with b's acquire
       while (flag.load(std::memory_order_acquire) != 2 * i + 2) {  // acquire: pairs with b's release
+        spin_pause();
       }
     }
     b.join();

@@ -47,10 +47,6 @@ struct ring_actor : strata::actor<ring_actor> {
   }
 };
 
-}  // namespace
-
-namespace {
-
 // workers: actor i goes to worker i mod workers.
 repetition prepare(unsigned threads, unsigned workers) {
   auto rt = make_strata_runtime(threads);

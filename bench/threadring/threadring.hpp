@@ -6,10 +6,11 @@
 // every actor woken in turn.
 //
 // Each actor counts the passes it made, in its own slot of the run's
-// outcome (a cache line per slot: neighbours in the ring may run on
-// different threads, and the check must not add false sharing to a hop). The check: every actor passed the token exactly 100,000 / 100
-// times (so 100,000 passes in all), and the run ended at actor
-// 100,000 mod 100 = 0.
+// outcome (128 bytes per slot, a pair of cache lines as the adjacent-line
+// prefetcher moves them: neighbours in the ring may run on different
+// threads, and the check must not add false sharing to a hop). The check:
+// every actor passed the token exactly 100,000 / 100 times (so 100,000
+// passes in all), and the run ended at actor 100,000 mod 100 = 0.
 #pragma once
 
 #include <array>
@@ -23,13 +24,13 @@ namespace strata_bench::threadring {
 inline constexpr std::uint32_t k_actors = 100;
 inline constexpr std::uint32_t k_passes = 100'000;
 
-struct alignas(64) pass_count {
+struct alignas(128) pass_count {
   std::uint32_t n = 0;
 };
 
 struct outcome {
   std::array<pass_count, k_actors> passes{};  // slot i: written by actor i only
-  std::uint32_t last = k_actors;                 // the actor that got the count 0
+  std::uint32_t last = k_actors;              // the actor that got the count 0
 };
 
 // The verdict of every version; the work is the passes (messages), in millions.
