@@ -2,11 +2,11 @@
 // worker 0 (same-worker: each pass is a mailbox append on that worker), or
 // actor i sticky on worker i mod P (spread: with 2 workers each pass is an
 // inbox push to the other worker). Wired to successors once per
-// configuration. A run is one token sent by the
-// harness thread to actor 0; the token carries a pointer to the run's
-// outcome (16 bytes in all, inline in the message frame), each actor counts
-// its passes in its own slot, and the actor that gets the count 0 releases
-// the semaphore the harness thread waits on.
+// configuration. A run is one token sent by the harness thread to actor 0;
+// the token carries a pointer to the run's outcome (16 bytes in all, inline
+// in the message frame), each actor counts its passes in its own slot, and
+// the actor that gets the count 0 releases the semaphore the harness thread
+// waits on.
 #include <semaphore>
 #include <vector>
 
