@@ -55,7 +55,7 @@ TEST(ActorStress, FourExternalSendersMillionMessagesEachExactlyOnce) {
   for (unsigned s = 0; s < k_senders; ++s) EXPECT_EQ(r[2 + s], per) << "sender " << s;
   rt.wait_idle();
   std::uint64_t dead = 0;
-  for (const auto& w : rt.stats().workers) dead += w.dead_letters;
+  for (const auto& w : rt.stats().workers) dead += w.counter("dead_letters");
   EXPECT_EQ(dead, 0u);
 }
 

@@ -35,9 +35,9 @@ struct counter : strata::actor<counter> {
   void receive(strata::actor_context&, const boom&) { throw std::runtime_error("boom"); }
 };
 
-std::uint64_t sum_stat(const strata::runtime& rt, std::uint64_t strata::worker_stats::*field) {
+std::uint64_t sum_stat(const strata::runtime& rt, const char* counter) {
   std::uint64_t n = 0;
-  for (const auto& w : rt.stats().workers) n += w.*field;
+  for (const auto& w : rt.stats().workers) n += w.counter(counter);
   return n;
 }
 
@@ -102,19 +102,19 @@ void ping_pong(strata::runtime& rt, unsigned worker_a, unsigned worker_b, int ro
 
 TEST(Actor, SameWorkerMessagesStayLocal) {
   strata::runtime rt(strata::test::workers(2));
-  const auto local_before = sum_stat(rt, &strata::worker_stats::messages_local);
-  const auto remote_before = sum_stat(rt, &strata::worker_stats::messages_remote);
+  const auto local_before = sum_stat(rt, "messages_local");
+  const auto remote_before = sum_stat(rt, "messages_remote");
   ping_pong(rt, 1, 1, 10000);
-  EXPECT_GE(sum_stat(rt, &strata::worker_stats::messages_local) - local_before, 20000u);
+  EXPECT_GE(sum_stat(rt, "messages_local") - local_before, 20000u);
   // Only the test thread's sends (2 refs + the first ball) crossed an inbox.
-  EXPECT_EQ(sum_stat(rt, &strata::worker_stats::messages_remote) - remote_before, 3u);
+  EXPECT_EQ(sum_stat(rt, "messages_remote") - remote_before, 3u);
 }
 
 TEST(Actor, CrossWorkerMessagesGoThroughTheInbox) {
   strata::runtime rt(strata::test::workers(2));
   ping_pong(rt, 0, 1, 10000);
-  EXPECT_GE(sum_stat(rt, &strata::worker_stats::messages_remote), 20000u);
-  EXPECT_EQ(sum_stat(rt, &strata::worker_stats::messages_local), 0u);
+  EXPECT_GE(sum_stat(rt, "messages_remote"), 20000u);
+  EXPECT_EQ(sum_stat(rt, "messages_local"), 0u);
 }
 
 TEST(Actor, ChildrenSpawnedFromAnActorStayOnItsWorker) {
@@ -215,7 +215,7 @@ TEST(Actor, FloodOfMessagesDoesNotStarveOthersOrTasks) {
   EXPECT_LT(at_ask, flood) << "the other actor waited for the whole flood";
   rt.wait_idle();
   EXPECT_EQ(handled.load(), flood);
-  EXPECT_GE(rt.stats().workers[0].mailbox_high_water, flood / 2);
+  EXPECT_GE(rt.stats().workers[0].counter("mailbox_high_water"), flood / 2);
 }
 
 // Fairness, the other way: a worker busy with a long fork-join computation
@@ -263,8 +263,8 @@ TEST(Actor, ExceptionPoisonsOnlyThatActorAndLaterMessagesAreDeadLetters) {
   good.send(add{5});
   EXPECT_EQ(good.ask(get{}).get(), 5);
   rt.wait_idle();
-  EXPECT_EQ(sum_stat(rt, &strata::worker_stats::dead_letters), 11u);
-  EXPECT_EQ(sum_stat(rt, &strata::worker_stats::actor_failures), 1u);
+  EXPECT_EQ(sum_stat(rt, "dead_letters"), 11u);
+  EXPECT_EQ(sum_stat(rt, "actor_failures"), 1u);
   EXPECT_EQ(rt.submit([] { return 1; }).get(), 1) << "the worker goes on";
 }
 
@@ -305,7 +305,7 @@ TEST(Actor, StoppedActorsSlotIsReusedUnderANewGeneration) {
   fresh.send(add{4});
   EXPECT_EQ(fresh.ask(get{}).get(), 4);
   rt.wait_idle();
-  EXPECT_EQ(sum_stat(rt, &strata::worker_stats::dead_letters), 1u);
+  EXPECT_EQ(sum_stat(rt, "dead_letters"), 1u);
 }
 
 // Same program, same trace: one worker, a seed, everything driven from a task.
@@ -471,8 +471,8 @@ TEST(Actor, AMessageWhoseCopyOrMoveThrowsReachesTheSenderAndLosesNoFrame) {
   // The second phase reuses the first one's frames; a frame lost per
   // failure would need about 20 more slabs of 512.
   EXPECT_EQ(slabs(), slabs_after_one);
-  EXPECT_EQ(sum_stat(rt, &strata::worker_stats::dead_letters), 0u);
-  EXPECT_EQ(rt.stats().workers[0].messages_local, 20000u);
+  EXPECT_EQ(sum_stat(rt, "dead_letters"), 0u);
+  EXPECT_EQ(rt.stats().workers[0].counter("messages_local"), 20000u);
 }
 
 namespace migration {
@@ -524,8 +524,8 @@ TEST(ActorMigration, LosslessAndInOrderWhileSendersKeepSending) {
   EXPECT_EQ(r[1], 0u) << "messages reordered by a migration";
   EXPECT_GE(moved, 20u) << "most moves happen between two messages";
   rt.wait_idle();
-  EXPECT_EQ(sum_stat(rt, &strata::worker_stats::migrations_done), moved);
-  EXPECT_EQ(sum_stat(rt, &strata::worker_stats::dead_letters), 0u);
+  EXPECT_EQ(sum_stat(rt, "migrations_done"), moved);
+  EXPECT_EQ(sum_stat(rt, "dead_letters"), 0u);
 }
 
 TEST(ActorMigration, StickyActorsNeverMove) {
@@ -565,10 +565,10 @@ TEST(ActorMigration, SkewMakesTheMonitorMoveAnElasticActor) {
       st.send(spin_msg{});
     }
     (void)st.ask(where{}).get();  // keeps the backlog bounded (FIFO: the 50 went first)
-    moved = sum_stat(rt, &strata::worker_stats::migrations_done) > 0;
+    moved = sum_stat(rt, "migrations_done") > 0;
   }
   ASSERT_TRUE(moved) << "no migration within 10 s of skew";
-  EXPECT_GE(sum_stat(rt, &strata::worker_stats::migrations_proposed), 1u);
+  EXPECT_GE(sum_stat(rt, "migrations_proposed"), 1u);
   const unsigned w1 = e1.ask(where{}).get(), w2 = e2.ask(where{}).get();
   EXPECT_TRUE(w1 == 1 || w2 == 1) << "an elastic actor moved to the idle worker";
   EXPECT_EQ(st.ask(where{}).get(), 0u) << "the sticky actor stays";

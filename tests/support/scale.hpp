@@ -4,9 +4,11 @@
 
 #include <cstddef>
 
+#include <strata/config.hpp>
+
 namespace strata::test {
 
-#if defined(STRATA_TSAN) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if STRATA_TSAN || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 inline constexpr std::size_t k_scale_div = 20;
 #else
 inline constexpr std::size_t k_scale_div = 1;

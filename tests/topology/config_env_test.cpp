@@ -12,7 +12,7 @@
 
 namespace {
 
-using strata::config;
+using config = strata::placement_config;
 using strata::config_error;
 
 TEST(ConfigEnv, DefaultsWhenUnset) {

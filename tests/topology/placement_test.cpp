@@ -13,7 +13,7 @@
 namespace {
 
 using strata::bind_policy;
-using strata::config;
+using config = strata::placement_config;
 using strata::config_error;
 using strata::placement_plan;
 using strata::tier_kind;

@@ -1,4 +1,4 @@
-// config::from_env(): every STRATA_* variable validated, none defaulted silently.
+// placement_config::from_env(): every STRATA_* variable validated, none defaulted silently.
 #include <strata/topology/config.hpp>
 #include <strata/topology/ext/place_list.hpp>
 
@@ -40,8 +40,8 @@ const char* to_string(bind_policy b) noexcept {
   return "?";
 }
 
-config config::from_env() {
-  config c;
+placement_config placement_config::from_env() {
+  placement_config c;
   if (const char* v = get("STRATA_NUM_WORKERS")) {
     c.workers = static_cast<unsigned>(parse_decimal(v, "STRATA_NUM_WORKERS", 1, 4096));
   }

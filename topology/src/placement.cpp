@@ -150,7 +150,7 @@ std::vector<tier_list> compute_steal_tiers(const topology& t, const std::vector<
   return all;
 }
 
-placement_plan placement_plan::compute(const config& c) {
+placement_plan placement_plan::compute(const placement_config& c) {
   placement_plan plan(c.topology ? *c.topology : topology::discover());
   const topology& t = plan.m_machine;
   plan.m_bind = c.bind;

@@ -1,15 +1,18 @@
-// strata: the in-process API in one header.
+// strata: the in-process API in one header (target strata::strata): the
+// core runtime, actors, lock-mode and dataflow tasks, NUMA memory, topology.
 #pragma once
 
+#include <strata/access/dataflow.hpp>
+#include <strata/access/resource.hpp>
+#include <strata/actors/actor.hpp>
 #include <strata/config.hpp>
 #include <strata/numa_alloc/memory.hpp>
 #include <strata/numa_alloc/numa_allocator.hpp>
-#include <strata/runtime/dataflow.hpp>
+#include <strata/runtime/config.hpp>
 #include <strata/runtime/error.hpp>
 #include <strata/runtime/first_touch.hpp>
 #include <strata/runtime/future.hpp>
 #include <strata/runtime/invoke.hpp>
-#include <strata/runtime/resource.hpp>
 #include <strata/runtime/parallel.hpp>
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/stats.hpp>

@@ -1,4 +1,6 @@
-// strata::config: how many workers, where they go, on which machine.
+// strata::placement_config: how many workers, where they go, on which
+// machine. It is the placement part of strata::config (the one struct users
+// fill, <strata/runtime/config.hpp>), which adds the runtime's settings.
 //
 //   strata::config c = strata::config::from_env();  // STRATA_* variables, validated
 //   c.workers = 8;                                   // default: one per allowed core
@@ -20,7 +22,7 @@ namespace strata {
 enum class bind_policy { close, spread, none };
 const char* to_string(bind_policy b) noexcept;
 
-struct config {
+struct placement_config {
   // Number of workers. Unset: one per usable core of the places; under SLURM
   // (this machine only) at most SLURM_CPUS_PER_TASK.
   std::optional<unsigned> workers;
@@ -36,18 +38,10 @@ struct config {
   bool oversubscribe = false;
   // Print the placement table when a runtime starts (like OMP_DISPLAY_AFFINITY).
   bool display_affinity = false;
-  // Actors: the most messages one actor handles per turn before the others
-  // on its worker (and the worker's tasks) get their turn. At least 1.
-  unsigned actor_budget = 64;
-  // Actors: how often the load monitor samples the workers (0: no monitor).
-  unsigned monitor_period_ms = 5;
-  // Lock-mode tasks: how many new readers may overtake a waiting writer.
-  unsigned reader_front_runs = 8;
-
   // Reads STRATA_NUM_WORKERS, STRATA_PLACES, STRATA_PROC_BIND, STRATA_TOPOLOGY,
   // STRATA_DISPLAY_AFFINITY, STRATA_OVERSUBSCRIBE, STRATA_DETERMINISTIC_SEED.
   // Unset variables keep the defaults above; set ones must be valid.
-  static config from_env();
+  static placement_config from_env();
 };
 
 }  // namespace strata

@@ -1,6 +1,6 @@
 // Placement: which PU each worker runs on, and whom it steals from.
 //
-// placement_plan::compute(config) resolves the machine (discovering it when
+// placement_plan::compute(placement_config) resolves the machine (discovering it when
 // the config names none), builds the place list, maps workers to PUs with the
 // bind policy and computes every worker's steal tiers, once, as plain data.
 // The scheduler consumes this and never calls hwloc.
@@ -51,7 +51,7 @@ std::vector<tier_list> compute_steal_tiers(const topology& t, const std::vector<
 
 class placement_plan {
  public:
-  static placement_plan compute(const config& c);
+  static placement_plan compute(const placement_config& c);
 
   const strata::topology& machine() const noexcept { return m_machine; }
   const std::vector<worker_place>& workers() const noexcept { return m_workers; }

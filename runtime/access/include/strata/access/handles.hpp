@@ -1,0 +1,51 @@
+// The value types of lock-mode and dataflow tasks: a resource handle, an
+// access to it, a priority (resource.hpp has the API that uses them).
+#pragma once
+
+#include <cstdint>
+
+namespace strata {
+
+namespace detail {
+struct runtime_core;
+struct resource_state;
+}  // namespace detail
+
+// A handle to one resource of one runtime (copyable). It carries the
+// resource's id and runtime, so that a submission validates and orders its
+// list without reading the resource's lock word's cache line, which the
+// workers running its tasks keep writing.
+class resource {
+ public:
+  resource() = default;
+  std::uint32_t id() const noexcept { return m_id; }
+  bool valid() const noexcept { return m_state != nullptr; }
+  friend bool operator==(const resource& a, const resource& b) noexcept { return a.m_state == b.m_state; }
+
+  // Internal.
+  resource(detail::resource_state* s, std::uint32_t id, const detail::runtime_core* owner) noexcept
+      : m_state(s), m_owner(owner), m_id(id) {}
+  detail::resource_state* state() const noexcept { return m_state; }
+  const detail::runtime_core* owner() const noexcept { return m_owner; }
+
+ private:
+  detail::resource_state* m_state = nullptr;
+  const detail::runtime_core* m_owner = nullptr;
+  std::uint32_t m_id = 0;
+};
+
+enum class access_mode : std::uint8_t { read, write };
+
+struct access {
+  resource res;
+  access_mode mode = access_mode::read;
+};
+
+inline access read(resource r) noexcept { return {r, access_mode::read}; }
+inline access write(resource r) noexcept { return {r, access_mode::write}; }
+
+struct priority {
+  int value = 0;  // higher runs first among blocked tasks
+};
+
+}  // namespace strata

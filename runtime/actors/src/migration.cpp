@@ -1,0 +1,224 @@
+// Moving a live actor to another worker, and the load monitor that asks
+// for it.
+//
+// A move happens on the actor's worker, between two of its messages: the
+// old slot starts forwarding, and an adopt task carrying the actor and its
+// mailbox goes to the new worker's inbox. Every message that still arrives
+// at the old address is forwarded through the same FIFO inbox, behind the
+// adopt task, so nothing is reordered or lost (FIFO per sender holds).
+#include <chrono>
+#include <string>
+
+#include <strata/actors/actor.hpp>
+#include <strata/runtime/task_group.hpp>
+
+#include "actor_worker.hpp"
+
+namespace strata::detail {
+namespace {
+
+// Runs on the new worker: takes over a migrated actor and its mailbox.
+struct adopt_task {
+  actor_system* sys;
+  actor_base* actor;
+  actor_factory* factory;
+  task* mail_head;
+  task* mail_tail;
+  std::uint32_t depth;
+  std::uint32_t index;
+  unsigned restarts;
+  affinity aff;
+  adopt_task(actor_system* s, actor_base* a, actor_factory* f, task* h, task* t, std::uint32_t d, std::uint32_t i,
+             unsigned r, affinity x)
+      : sys(s), actor(a), factory(f), mail_head(h), mail_tail(t), depth(d), index(i), restarts(r), aff(x) {}
+  adopt_task(adopt_task&& o) noexcept
+      : sys(o.sys), actor(o.actor), factory(o.factory), mail_head(o.mail_head), mail_tail(o.mail_tail),
+        depth(o.depth), index(o.index), restarts(o.restarts), aff(o.aff) {
+    o.actor = nullptr;
+    o.factory = nullptr;
+    o.mail_head = nullptr;
+  }
+  adopt_task(const adopt_task&) = delete;
+  ~adopt_task() {
+    // Never run (the runtime is going away): the actor dies, its mail too.
+    if (factory != nullptr) {
+      if (actor != nullptr) factory->destroy(actor);
+      delete factory;
+    }
+    for (task* m = mail_head; m != nullptr;) {
+      task* next = m->next.load(std::memory_order_relaxed);  // relaxed: private list
+      if (m->destroy != nullptr) m->destroy(m);
+      if (m->home == k_no_home) delete m;
+      m = next;
+    }
+  }
+  void operator()() {
+    actor_worker& aw = sys->at(current_worker()->index);
+    install(aw, index, 1, actor, std::unique_ptr<actor_factory>(factory), aff);
+    actor_slot& s = *aw.table.find(index);
+    s.restarts = restarts;
+    s.mail_head = mail_head;
+    s.mail_tail = mail_tail;
+    s.depth = depth;
+    actor = nullptr;
+    factory = nullptr;
+    mail_head = nullptr;
+    if (s.mail_head != nullptr) schedule(aw, s);
+  }
+};
+
+task* frame_on(worker& w) {
+  task* t = w.pool.allocate();
+  t->group = nullptr;
+  t->how = completion::detached;
+  return t;
+}
+
+void finish_reply(const std::shared_ptr<future_state<bool>>& reply, bool v) noexcept {
+  if (!reply) return;
+  reply->value.emplace(v);
+  reply->finish();
+}
+
+// Moves slot s (live, not running) to worker `to`.
+bool move_slot(actor_worker& aw, actor_slot& s, unsigned to) {
+  actor_system& sys = aw.sys;
+  actor_worker& target = sys.at(to);
+  // relaxed: uniqueness only; the adopt task orders the rest.
+  const std::uint32_t index = target.fresh_slots.fetch_add(1, std::memory_order_relaxed);
+  if (index >= actor_address::k_max_slots) return false;
+  task* t = frame_on(aw.w);
+  emplace_callable(t, adopt_task(&sys, s.actor, s.factory.release(), s.mail_head, s.mail_tail, s.depth, index,
+                                 s.restarts, s.aff));
+  s.actor = nullptr;
+  s.mail_head = s.mail_tail = nullptr;
+  s.depth = 0;
+  s.state = slot_state::forwarding;
+  s.forward = actor_address::make(sys.rank, to, index, 1).bits();
+  --aw.table.live;
+  aw.counters.actors_live.set(aw.table.live);
+  aw.counters.migrations_done.add();
+  submit_to_worker(sys.core, to, t);  // from a worker: never refused
+  return true;
+}
+
+// Every period: how much each worker did (tasks and messages executed).
+// Skew: the busiest did more than twice the lightest plus 16, three
+// periods in a row with the same busiest worker. Then the busiest is asked
+// to move one elastic actor to the lightest worker, preferring one on its
+// own NUMA node (a move there keeps the actor's memory close).
+void monitor_loop(actor_system& sys, unsigned period_ms) {
+  runtime_core& rt = sys.core;
+  const std::size_t n = rt.workers.size();
+  std::vector<std::uint64_t> last(n, 0), delta(n, 0);
+  unsigned streak = 0;
+  std::size_t last_busy = n;
+  std::unique_lock lock(sys.monitor_mutex);
+  while (!sys.monitor_stop) {
+    sys.monitor_cv.wait_for(lock, std::chrono::milliseconds(period_ms));
+    if (sys.monitor_stop) break;
+    std::uint64_t actors = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t now = tasks_executed(*rt.workers[i]);  // its counters only grow
+      delta[i] = now - last[i];
+      last[i] = now;
+      actors += sys.at(static_cast<unsigned>(i)).counters.actors_live.get();
+    }
+    if (actors < 2) {
+      streak = 0;
+      continue;
+    }
+    std::size_t busy = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      if (delta[i] > delta[busy]) busy = i;
+    }
+    std::size_t light = n;
+    const int node = rt.plan.workers()[busy].numa_node;
+    for (int pass = 0; pass < 2 && light == n; ++pass) {  // same node first
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i == busy || (pass == 0 && rt.plan.workers()[i].numa_node != node)) continue;
+        if (2 * delta[i] + 16 >= delta[busy]) continue;  // not light enough
+        if (light == n || delta[i] < delta[light]) light = i;
+      }
+    }
+    if (light == n) {
+      streak = 0;
+      continue;
+    }
+    streak = busy == last_busy ? streak + 1 : 1;
+    last_busy = busy;
+    if (streak < 3) continue;
+    streak = 0;
+    const auto to = static_cast<unsigned>(light);
+    lock.unlock();
+    try {
+      auto* t = new task{};
+      t->home = k_no_home;
+      actor_system* s = &sys;
+      emplace_callable(t, [s, to] { rebalance(s->at(current_worker()->index), to); });
+      submit_to_worker(rt, static_cast<unsigned>(busy), t);
+    } catch (...) {
+      // shutting down: nothing to balance any more
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace
+
+void migrate_actor(actor_worker& aw, actor_address a, unsigned to, std::shared_ptr<future_state<bool>> reply) {
+  actor_slot* s = aw.table.find(a.slot());
+  if (s == nullptr || s->generation != a.generation()) {
+    finish_reply(reply, false);
+    return;
+  }
+  if (s->state == slot_state::forwarding) {  // follow the chain
+    const actor_address next = actor_address::from_bits(s->forward);
+    task* t = frame_on(aw.w);
+    actor_system* sys = &aw.sys;
+    emplace_callable(t, [sys, next, to, reply] { migrate_actor(sys->at(current_worker()->index), next, to, reply); });
+    submit_to_worker(aw.sys.core, next.worker(), t);
+    return;
+  }
+  const bool ok = s->state == slot_state::live && s->aff == affinity::elastic && !s->running && to != aw.w.index &&
+                  to < aw.sys.core.workers.size() && move_slot(aw, *s, to);
+  finish_reply(reply, ok);
+}
+
+void rebalance(actor_worker& aw, unsigned to) {
+  actor_slot* best = nullptr;
+  unsigned active = 0;
+  std::uint64_t best_delta = 0;
+  aw.table.for_each_live([&](actor_slot& s) {
+    const std::uint64_t delta = s.handled - s.handled_seen;
+    s.handled_seen = s.handled;
+    if (delta == 0) return;
+    ++active;
+    if (s.aff != affinity::elastic || s.running) return;  // sticky actors are never proposed
+    if (best == nullptr || delta > best_delta) {
+      best = &s;
+      best_delta = delta;
+    }
+  });
+  // Moving the only busy actor would only move the hot spot.
+  if (best == nullptr || active < 2) return;
+  aw.counters.migrations_proposed.add();
+  move_slot(aw, *best, to);
+}
+
+void start_monitor(actor_system& sys, unsigned period_ms) {
+  if (period_ms == 0 || sys.core.workers.size() < 2) return;
+  sys.monitor = std::thread(monitor_loop, std::ref(sys), period_ms);
+}
+
+void stop_monitor(actor_system& sys) noexcept {
+  if (!sys.monitor.joinable()) return;
+  {
+    std::lock_guard lock(sys.monitor_mutex);
+    sys.monitor_stop = true;
+  }
+  sys.monitor_cv.notify_all();
+  sys.monitor.join();
+}
+
+}  // namespace strata::detail

@@ -1,0 +1,58 @@
+// strata::config: the one struct users fill. Its placement part (workers,
+// places, binding, machine: strata::placement_config, in the topology
+// module) says where the workers go; its runtime part (strata::runtime_config,
+// here) says how the runtime and its modules behave.
+//
+//   strata::config c = strata::config::from_env();  // every STRATA_* variable, validated
+//   c.workers = 8;
+//   c.engine = strata::engine::external;             // run_worker / tick (runtime.hpp)
+//
+// Every value is validated: a bad one throws strata::config_error naming the
+// variable (or field), the value and the accepted forms.
+#pragma once
+
+#include <strata/topology/config.hpp>
+
+namespace strata {
+
+// Who runs the worker loops.
+enum class engine {
+  owned,     // the runtime starts one pinned thread per worker (the default)
+  external,  // the runtime starts no thread: user threads host the loops
+             // (runtime::run_worker) or the caller runs them inline (runtime::tick)
+};
+const char* to_string(engine e) noexcept;
+
+// How work is shared between workers.
+enum class policy {
+  tiered_stealing,  // split deques, steals by tiers of the machine (the default)
+  pinned_mpsc,      // one MPSC queue per worker, no stealing (not built yet: #22)
+  hybrid,           // soft-bounded MPSC plus a shared spill queue (not built yet: #22)
+};
+const char* to_string(policy p) noexcept;
+
+struct runtime_config {
+  strata::engine engine = strata::engine::owned;
+  strata::policy policy = strata::policy::tiered_stealing;
+  // Actors: the most messages one actor handles per turn before the others
+  // on its worker (and the worker's tasks) get their turn. At least 1.
+  unsigned actor_budget = 64;
+  // Actors: how often the load monitor samples the workers (0: no monitor).
+  unsigned monitor_period_ms = 5;
+  // Lock-mode tasks: how many new readers may overtake a waiting writer.
+  unsigned reader_front_runs = 8;
+
+  // Reads STRATA_POLICY. Unset keeps the default; a set value must be valid.
+  static runtime_config from_env();
+  // Throws config_error for a value the runtime cannot honour.
+  void validate() const;
+};
+
+struct config : placement_config, runtime_config {
+  config() = default;
+  config(const placement_config& p, const runtime_config& r) : placement_config(p), runtime_config(r) {}
+  // Reads every STRATA_* variable of both parts.
+  static config from_env();
+};
+
+}  // namespace strata

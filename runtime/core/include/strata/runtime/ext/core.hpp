@@ -1,0 +1,164 @@
+// runtime_core: the state every worker and submitter of one runtime shares,
+// and the entry points that modules built on the core (actors, lock mode,
+// the MPI bridge) use: submission, helping waits, work sources, subsystems.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <pthread.h>
+#include <vector>
+
+#include <strata/config.hpp>
+#include <strata/runtime/config.hpp>
+#include <strata/runtime/ext/subsystem.hpp>
+#include <strata/runtime/ext/sync.hpp>
+#include <strata/runtime/ext/worker.hpp>
+#include <strata/topology/placement.hpp>
+
+namespace strata {
+class runtime;
+class task_group;
+}
+
+namespace strata::detail {
+
+class injector;  // per-NUMA-node MPMC queue (src/injector.hpp)
+
+struct runtime_core {
+  runtime_core(placement_plan p, const runtime_config& settings);
+  ~runtime_core();  // out of line: injector is complete only in runtime.cpp
+  runtime_core(const runtime_core&) = delete;
+  runtime_core& operator=(const runtime_core&) = delete;
+
+  placement_plan plan;
+  runtime_config settings;  // validated; modules read their settings here
+  std::vector<worker_ptr> workers;                    // filled before any worker runs
+  std::vector<stealer<task*>> stealers;              // one per worker, read by thieves
+  std::vector<std::unique_ptr<injector>> injectors;  // one per NUMA node
+  std::vector<int> node_of_cpu;                      // OS PU -> NUMA node, for external submits
+  std::vector<std::uint64_t> rng_seeds;              // victim choice, per worker (fixed under deterministic_seed)
+  bool pinned = false;
+  bool deterministic = false;
+  bool external_engine = false;  // settings.engine == engine::external
+
+  // Per package: spinners (low half) and sleepers (high half); see parking.cpp.
+  std::unique_ptr<package_idle[]> idle;
+  std::size_t num_packages = 0;
+  // Submissions in flight from outside and the shutdown flag (Dekker pair:
+  // a submitter raises active_submits then reads accepting; shutdown clears
+  // accepting then waits for active_submits to drain; both seq_cst).
+  alignas(k_destructive_size) std::atomic<std::int64_t> active_submits{0};
+  std::atomic<bool> accepting{true};
+  std::atomic<bool> stopping{false};  // workers exit their loop (set after the last task)
+  // Tasks created off the workers (RMW by submitters; read by wait_idle).
+  alignas(k_destructive_size) std::atomic<std::uint64_t> external_created{0};
+  std::atomic<std::uint64_t> detached_errors_reported{0};
+  // Threads that are not workers, blocked in future::get, task_group::wait, wait_idle.
+  external_waiters ext;
+
+  // engine::owned: the worker threads.
+  std::vector<pthread_t> threads;
+  std::unique_ptr<std::latch> start_latch;  // workers and the constructor meet here once
+  std::atomic<bool> start_failed{false};    // a worker thread could not start: the others leave
+  // engine::external (engine.cpp): threads inside run_worker (RMW under
+  // engine_mutex, read by shutdown and wait_idle); engine_mutex also
+  // serialises tick passes against hosting.
+  std::mutex engine_mutex;
+  std::atomic<std::uint32_t> hosts{0};
+  strata::runtime* self = nullptr;  // the public object (this_runtime())
+  std::uint64_t start_ns = 0;
+
+  // --- Seams (work_source.hpp, subsystem.hpp) ---
+
+  // The attached subsystem under `key`, or nullptr. Lock-free: entries are
+  // published with a release store of their pointer and never removed
+  // before the runtime dies.
+  subsystem* find(subsystem_key key) const noexcept;
+  // The subsystem under `key`, made by `make` (under seam_mutex) when there
+  // is none yet. Throws runtime_error when the table is full.
+  subsystem& attach(subsystem_key key, const std::function<std::unique_ptr<subsystem>()>& make);
+  // Registers a work source on every worker, made by make(worker), at the
+  // same index on each (a routed frame's `sink`); returns the index. Call
+  // from attach's `make` or with no worker running a source of this kind yet.
+  unsigned add_source(const std::function<work_source*(worker&)>& make);
+  // Every attached subsystem, in attach order.
+  template <class F>
+  void for_each_subsystem(F&& f) const {
+    const unsigned n = num_subsystems.load(std::memory_order_acquire);  // acquire: pairs with attach's release
+    for (unsigned i = 0; i < n; ++i) f(*subsystems[i].object);
+  }
+
+  static constexpr unsigned k_max_subsystems = 8;
+  struct subsystem_entry {
+    subsystem_key key = nullptr;
+    subsystem* object = nullptr;
+  };
+  std::mutex seam_mutex;  // attach and add_source
+  std::array<subsystem_entry, k_max_subsystems> subsystems{};
+  std::atomic<unsigned> num_subsystems{0};  // release store in attach, acquire loads in find
+  // Owned here, destroyed before the workers (declared after them): a
+  // subsystem's destructor may still touch its per-worker state.
+  std::vector<std::unique_ptr<subsystem>> owned_subsystems;
+  std::vector<std::unique_ptr<work_source>> owned_sources;
+};
+
+// The subsystem S of rt (S has `static constexpr char key` and a
+// constructor taking runtime_core&), attached on first use.
+template <class S>
+S& subsystem_of(runtime_core& rt) {
+  if (subsystem* s = rt.find(&S::key)) return static_cast<S&>(*s);
+  return static_cast<S&>(rt.attach(&S::key, [&rt] { return std::unique_ptr<subsystem>(new S(rt)); }));
+}
+
+// Runs the task frame t on worker w: the callable, its completion, the frame's
+// return to its pool (task_group.hpp).
+void run_task(worker& w, task* t) noexcept;
+// Reports a finished task to its group (task_group.hpp).
+void complete_task(worker& w, task_group* g, completion how) noexcept;
+
+// Every k_injector_period-th task: serve the inbox, the node injector and
+// the work sources even while the deque is busy (worker_loop.cpp).
+void fairness_poll(worker& w) noexcept;
+
+// Helps (runs other tasks, polls the work sources) until pred(ctx) holds:
+// task_group::wait and future::get on a worker (worker_loop.cpp).
+void help_until(worker& w, bool (*pred)(const void*), const void* ctx);
+
+// engine::external with no thread hosting a worker: runs one pass of every
+// worker on the calling thread (outside the workers) and returns true, so
+// that a wait outside the workers makes progress in inline mode; false
+// otherwise (the caller blocks as usual; engine.cpp).
+bool drive_inline(runtime_core& rt);
+
+// Blocks a thread outside the workers until done() holds (wait_external),
+// ticking on it meanwhile while the runtime runs inline (drive_inline).
+template <class Done>
+void wait_outside_workers(runtime_core& rt, Done&& done) {
+  while (rt.external_engine && !done()) {
+    if (!drive_inline(rt)) break;
+  }
+  wait_external(rt.ext, done);
+}
+
+// Hands a task created outside the runtime's workers to the injector of the
+// caller's NUMA node and wakes a worker if nobody spins (submit.cpp).
+// Throws runtime_error after shutdown began.
+void submit_external(runtime_core& rt, task* t, bool admitted = false);
+// Hands a task (or a routed frame) to one worker's inbox; it runs there (submit.cpp).
+void submit_to_worker(runtime_core& rt, unsigned worker, task* t, bool admitted = false);
+// A thread outside the workers that will submit several frames as one
+// operation: admitted once (runtime_error after shutdown began), and
+// shutdown waits until it ends. Its submissions pass admitted = true.
+void admit_external(runtime_core& rt);
+void end_external(runtime_core& rt) noexcept;
+
+// An exception escaped a detached task on w: counted, reported once (worker_loop.cpp).
+void report_detached_exception(worker& w, std::exception_ptr e) noexcept;
+
+}  // namespace strata::detail

@@ -1,0 +1,61 @@
+// runtime_config::from_env() and validation; config::from_env() reads both
+// parts of strata::config.
+#include <cstdlib>
+#include <string>
+
+#include <strata/runtime/config.hpp>
+#include <strata/runtime/error.hpp>
+#include <strata/topology/error.hpp>
+
+namespace strata {
+
+const char* to_string(engine e) noexcept {
+  switch (e) {
+    case engine::owned: return "owned";
+    case engine::external: return "external";
+  }
+  return "?";
+}
+
+const char* to_string(policy p) noexcept {
+  switch (p) {
+    case policy::tiered_stealing: return "tiered_stealing";
+    case policy::pinned_mpsc: return "pinned_mpsc";
+    case policy::hybrid: return "hybrid";
+  }
+  return "?";
+}
+
+runtime_config runtime_config::from_env() {
+  runtime_config c;
+  if (const char* v = std::getenv("STRATA_POLICY")) {
+    const std::string p = v;
+    if (p == "tiered_stealing") {
+      c.policy = policy::tiered_stealing;
+    } else if (p == "pinned_mpsc") {
+      c.policy = policy::pinned_mpsc;
+    } else if (p == "hybrid") {
+      c.policy = policy::hybrid;
+    } else {
+      throw config_error("strata: STRATA_POLICY='" + p + "' is invalid; accepted: tiered_stealing, pinned_mpsc, hybrid");
+    }
+  }
+  return c;
+}
+
+void runtime_config::validate() const {
+  if (policy != policy::tiered_stealing) {
+    throw config_error(std::string("strata: policy ") + to_string(policy) +
+                       " (STRATA_POLICY or config.policy) is not built yet; accepted now: tiered_stealing");
+  }
+  if (engine != engine::owned && engine != engine::external) {
+    throw config_error("strata: config.engine is not a strata::engine value; accepted: owned, external");
+  }
+  if (actor_budget == 0) {
+    throw usage_error("strata::config::actor_budget is 0; accepted: at least 1 message per actor turn");
+  }
+}
+
+config config::from_env() { return config(placement_config::from_env(), runtime_config::from_env()); }
+
+}  // namespace strata

@@ -1,0 +1,85 @@
+// The seams' registries: subsystems attached to a runtime, work sources
+// registered on its workers (design in ext/subsystem.hpp, ext/work_source.hpp).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <strata/runtime/error.hpp>
+#include <strata/runtime/ext/assert.hpp>
+#include <strata/runtime/ext/core.hpp>
+
+#include "injector.hpp"
+
+namespace strata::detail {
+
+runtime_core::runtime_core(placement_plan p, const runtime_config& s) : plan(std::move(p)), settings(s) {}
+
+runtime_core::~runtime_core() {
+  // Subsystems first, youngest first (a later one may use an earlier one),
+  // then their work sources, then (members) the workers.
+  while (!owned_subsystems.empty()) owned_subsystems.pop_back();
+  owned_sources.clear();
+}
+
+subsystem* runtime_core::find(subsystem_key key) const noexcept {
+  const unsigned n = num_subsystems.load(std::memory_order_acquire);  // acquire: pairs with attach's release
+  for (unsigned i = 0; i < n; ++i) {
+    if (subsystems[i].key == key) return subsystems[i].object;
+  }
+  return nullptr;
+}
+
+subsystem& runtime_core::attach(subsystem_key key, const std::function<std::unique_ptr<subsystem>()>& make) {
+  std::lock_guard lock(seam_mutex);
+  if (subsystem* s = find(key)) return *s;  // attached meanwhile
+  const unsigned n = num_subsystems.load(std::memory_order_relaxed);  // relaxed: written under the mutex
+  if (n == k_max_subsystems) {
+    throw runtime_error("strata: a runtime takes at most " + std::to_string(k_max_subsystems) + " subsystems");
+  }
+  owned_subsystems.push_back(make());
+  subsystems[n] = {key, owned_subsystems.back().get()};
+  num_subsystems.store(n + 1, std::memory_order_release);  // release: publishes the entry to find()
+  return *subsystems[n].object;
+}
+
+unsigned runtime_core::add_source(const std::function<work_source*(worker&)>& make) {
+  // Called from attach's `make` (seam_mutex held by this thread) or before
+  // any worker runs: the index is the same on every worker.
+  const unsigned index = workers.empty() ? 0 : workers[0]->num_sources.load(std::memory_order_relaxed);
+  if (index == k_max_sources) {
+    throw runtime_error("strata: a worker takes at most " + std::to_string(k_max_sources) + " work sources");
+  }
+  std::vector<work_source*> made;
+  made.reserve(workers.size());
+  for (auto& w : workers) {
+    made.push_back(make(*w));
+    owned_sources.emplace_back(made.back());
+  }
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    worker& w = *workers[i];
+    STRATA_ASSERT(w.num_sources.load(std::memory_order_relaxed) == index, "sources share their index on every worker");
+    w.sources[index] = made[i];
+    if (made[i]->supplies_idle_wait()) {
+      if (w.idle_waiter.load(std::memory_order_relaxed) != nullptr) {  // relaxed: written under the mutex
+        throw usage_error("strata: worker " + std::to_string(w.index) +
+                          " already has a work source that supplies its idle wait; at most one may");
+      }
+      w.idle_waiter.store(made[i], std::memory_order_release);  // release: publishes the source to wakers
+    }
+    w.num_sources.store(index + 1, std::memory_order_release);  // release: publishes sources[index] to the owner
+  }
+  return index;
+}
+
+void work_source::accept(worker&, task*) noexcept {
+  STRATA_ASSERT(false, "a routed frame reached a work source that takes none");
+}
+
+void work_source::idle_wait(worker&) noexcept {}
+
+void assert_failed(const char* cond, const char* what, const char* file, int line) noexcept {
+  std::fprintf(stderr, "strata: invariant violated at %s:%d: %s (%s)\n", file, line, what, cond);
+  std::abort();
+}
+
+}  // namespace strata::detail
