@@ -3,7 +3,7 @@
 // rather than of placement.
 #pragma once
 
-#include <strata/topology/config.hpp>
+#include <strata/runtime/config.hpp>
 
 namespace strata::test {
 

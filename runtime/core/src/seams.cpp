@@ -55,15 +55,20 @@ unsigned runtime_core::add_source(const std::function<work_source*(worker&)>& ma
     made.push_back(make(*w));
     owned_sources.emplace_back(made.back());
   }
+  // Checked on every worker before any is changed: the index stays the same
+  // on all of them.
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    if (made[i]->supplies_idle_wait() && workers[i]->idle_waiter.load(std::memory_order_relaxed) != nullptr) {
+      // relaxed: written under the mutex
+      throw usage_error("strata: worker " + std::to_string(i) +
+                        " already has a work source that supplies its idle wait; at most one may");
+    }
+  }
   for (std::size_t i = 0; i < workers.size(); ++i) {
     worker& w = *workers[i];
     STRATA_ASSERT(w.num_sources.load(std::memory_order_relaxed) == index, "sources share their index on every worker");
     w.sources[index] = made[i];
     if (made[i]->supplies_idle_wait()) {
-      if (w.idle_waiter.load(std::memory_order_relaxed) != nullptr) {  // relaxed: written under the mutex
-        throw usage_error("strata: worker " + std::to_string(w.index) +
-                          " already has a work source that supplies its idle wait; at most one may");
-      }
       w.idle_waiter.store(made[i], std::memory_order_release);  // release: publishes the source to wakers
     }
     w.num_sources.store(index + 1, std::memory_order_release);  // release: publishes sources[index] to the owner

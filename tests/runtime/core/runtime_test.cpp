@@ -1,7 +1,10 @@
 // The runtime as users see it: submit, spawn, futures, task groups, loops,
 // targets, errors, deterministic mode, statistics.
 #include <gtest/gtest.h>
-#include <strata/strata.hpp>
+#include <strata/runtime/invoke.hpp>
+#include <strata/runtime/parallel.hpp>
+#include <strata/runtime/runtime.hpp>
+#include <strata/runtime/task_group.hpp>
 
 #include <array>
 #include <atomic>

@@ -1,7 +1,10 @@
 // Runtime stress: exact counts under concurrency, no lost wake-ups, lifecycle
 // churn, exceptions at scale, deep nested waits. Every test has a deadline.
 #include <gtest/gtest.h>
-#include <strata/strata.hpp>
+#include <strata/runtime/invoke.hpp>
+#include <strata/runtime/parallel.hpp>
+#include <strata/runtime/runtime.hpp>
+#include <strata/runtime/task_group.hpp>
 
 #include <atomic>
 #include <chrono>

@@ -2,7 +2,10 @@
 // the nearest tier. Timing-sensitive on a 2-core box (4 workers share it),
 // so ctest runs it alone (RUN_SERIAL, see CMakeLists.txt).
 #include <gtest/gtest.h>
-#include <strata/strata.hpp>
+#include <strata/runtime/invoke.hpp>
+#include <strata/runtime/parallel.hpp>
+#include <strata/runtime/runtime.hpp>
+#include <strata/runtime/task_group.hpp>
 
 #include <atomic>
 #include <chrono>

@@ -1,7 +1,10 @@
 // parallel_invoke: results, task counts, stolen joins, exceptions on every
 // path (inline, stolen, from the second callable, from both), and misuse.
 #include <gtest/gtest.h>
-#include <strata/strata.hpp>
+#include <strata/runtime/invoke.hpp>
+#include <strata/runtime/parallel.hpp>
+#include <strata/runtime/runtime.hpp>
+#include <strata/runtime/task_group.hpp>
 
 #include <atomic>
 #include <chrono>
