@@ -42,7 +42,7 @@ void announce(access_system& d, const access_request& req, int delta) noexcept {
 
 // Under d.mutex: tries the requests waiting for resource r, highest
 // priority first. Those that get all their locks go to `to_run`; one
-// refused by another resource moves to that resource's queue (seed 004's
+// refused by another resource moves to that resource's queue (the
 // redistribution). A refusal by r itself ends the pass when r is
 // write-locked (nobody behind can pass), or after k_scan_refusals
 // refusals while r is read-locked: the readers holding r will release it

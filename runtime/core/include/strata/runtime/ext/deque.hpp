@@ -32,7 +32,7 @@
 // dies, because a slow thief may still read an old one. T must be trivially
 // copyable (the runtime stores task pointers).
 //
-// Rejected: a plain Chase-Lev (the fence per pop, measured in bench/), a
+// Rejected: a plain Chase-Lev (a fence per pop: bench/micro compares them), a
 // packed (top, split) word CAS'd by both sides as in Lace (32-bit indices
 // that must be reset, and a CAS on every take-back), and a mutex-protected
 // deque (a lock per pop).
@@ -40,7 +40,9 @@
 // Steal-half across NUMA nodes is a sequence of single steals (each its own
 // CAS on top): a multi-element CAS would race with the owner's take-back.
 //
-// Invariants (owner's view): top <= split <= bottom, bottom - top <= capacity.
+// Invariants (owner's view, checked by STRATA_ASSERT in dev builds):
+//   top_cache <= split <= bottom,  bottom - top_cache <= capacity,
+// where top_cache is the owner's lower bound of top (top only grows).
 //
 // Under STRATA_TSAN the stand-alone fences become seq_cst operations on the
 // indices (TSAN does not model fences).
@@ -57,6 +59,7 @@
 
 #include <strata/config.hpp>
 #include <strata/numa_alloc/memory.hpp>
+#include <strata/runtime/ext/assert.hpp>
 
 namespace strata {
 
@@ -155,6 +158,7 @@ class worker_deque {
     // relaxed: published later by the release store of split (see publish).
     m_slots[m_bottom & m_mask].store(v, std::memory_order_relaxed);
     ++m_bottom;
+    STRATA_ASSERT(m_bottom - m_top_cache <= m_mask + 1, "a deque holds at most its capacity");
   }
 
   // Pops the youngest element into out: private part without
@@ -169,6 +173,7 @@ class worker_deque {
       out = m_slots[m_bottom & m_mask].load(std::memory_order_relaxed);  // relaxed: private slot
       return true;
     }
+    STRATA_ASSERT(m_bottom == m_split, "split <= bottom");
     return take_shared(out);
   }
 
@@ -179,7 +184,10 @@ class worker_deque {
     return T{};
   }
   // Drops the youngest private element (owner only; after peek_private returned it).
-  void drop_private() noexcept { --m_bottom; }
+  void drop_private() noexcept {
+    STRATA_ASSERT(m_bottom > m_split, "drop_private drops a private element");
+    --m_bottom;
+  }
 
   // An upper bound of the elements in the deque, from owner-private values only.
   std::int64_t size_bound() const noexcept { return m_bottom - m_top_cache; }
@@ -206,6 +214,7 @@ class worker_deque {
     if (n <= 0) return 0;
     const std::int64_t k = (n + 1) / 2;
     m_split += k;
+    STRATA_ASSERT(m_top_cache <= m_split && m_split <= m_bottom, "top <= split <= bottom after a publish");
     // release: publishes the slots below the new split and their tasks'
     // contents to thieves (pairs with the acquire load of split in steal).
     m_shared->split.store(m_split, std::memory_order_release);
@@ -258,6 +267,7 @@ class worker_deque {
       m_split = b;
       m_bottom = b;
       m_top_cache = t;
+      STRATA_ASSERT(m_top_cache <= m_split, "top <= split after a take-back");
       return true;
     }
     // Everything was stolen: restore split = top.
@@ -327,6 +337,7 @@ class stealer {
     if (!sh.top.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed)) {
       return {steal_status::lost, T{}};
     }
+    STRATA_ASSERT(t < s, "a thief takes only below split");
     return {steal_status::success, v};
   }
 

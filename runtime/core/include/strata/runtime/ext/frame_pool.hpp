@@ -32,6 +32,7 @@
 
 #include <strata/config.hpp>
 #include <strata/numa_alloc/memory.hpp>
+#include <strata/runtime/ext/assert.hpp>
 #include <strata/runtime/ext/task.hpp>
 
 namespace strata::detail {
@@ -57,6 +58,7 @@ class frame_pool {
     task* t = m_free;
     if (t == nullptr) t = refill();
     m_free = t->next.load(std::memory_order_relaxed);  // relaxed: owner-private list
+    STRATA_ASSERT(t->home == m_home, "a pool hands out only its own frames");
     return t;
   }
   // Owner only: a frame from the free list, or nullptr when it is empty
@@ -68,12 +70,14 @@ class frame_pool {
   }
   // Owner only.
   void free_local(task* t) noexcept {
+    STRATA_ASSERT(t->home == m_home, "a frame goes back to the pool it came from");
     t->next.store(m_free, std::memory_order_relaxed);  // relaxed: owner-private list
     m_free = t;
   }
   // Owner of this pool, for a frame of another pool `home`: onto the
   // outgoing chain, pushed to home when full (see the top of the file).
   void free_to(frame_pool& home, task* t) noexcept {
+    STRATA_ASSERT(t->home == home.m_home && &home != this, "a frame of another pool goes to its own home");
     if (&home != m_out_home) {
       flush_outgoing();
       m_out_home = &home;
