@@ -116,6 +116,7 @@ void send_message(actor_system& sys, task* t) {
     send_local(sys, *w, t);
     return;
   }
+  t->sink = static_cast<std::uint8_t>(sys.sink);
   submit_to_worker(rt, a.worker(), t);
 }
 

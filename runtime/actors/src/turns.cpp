@@ -117,9 +117,8 @@ void retire_slot(actor_worker& aw, actor_slot& s) noexcept {
 // One turn of slot s: at most the budget's messages, one at a time. The
 // caller (poll) has saved the outer turn and points t_turn.ctx at ctx, and
 // counts the messages handled (the return value) as executed.
-[[gnu::always_inline]] inline unsigned actor_turn(actor_worker& aw, actor_slot& s, actor_context& ctx,
+[[gnu::always_inline]] inline unsigned actor_turn(actor_worker& aw, worker& w, actor_slot& s, actor_context& ctx,
                                                   unsigned budget) {
-  worker& w = aw.w;
   ctx.begin(s.index, s.generation);
   s.running = true;
   unsigned left = budget;
@@ -155,19 +154,22 @@ void retire_slot(actor_worker& aw, actor_slot& s) noexcept {
 // executed with one add at the end (a later count only makes wait_idle wait
 // longer; every message's frame is back in its pool by then).
 std::size_t actor_worker::poll(worker& on, std::size_t budget) noexcept {
-  if (ready_head == nullptr) return 0;
+  if (ready_head == nullptr || budget == 0) return 0;
   const turn_state outer = t_turn;
   task_group* const outer_group = on.running_group;
   on.running_group = nullptr;  // a turn belongs to no task group
   actor_context ctx(&sys, on.index);
   t_turn.ctx = &ctx;
+  // Locals, not members: a message's callable may write anywhere, so the
+  // compiler would reload members after every call.
+  const unsigned messages = sys.budget;
   std::uint64_t handled = 0;
   std::size_t turns = 0;
-  for (; turns < budget; ++turns) {
-    actor_slot* s = pop_ready();
-    if (s == nullptr) break;
-    handled += actor_turn(*this, *s, ctx, sys.budget);
-  }
+  actor_slot* s = pop_ready();
+  do {
+    handled += actor_turn(*this, on, *s, ctx, messages);
+    ++turns;
+  } while (turns != budget && (s = pop_ready()) != nullptr);
   on.counters.executed.add(handled);
   on.running_group = outer_group;
   t_turn = outer;
@@ -200,6 +202,7 @@ void deliver(actor_worker& aw, task* t, bool from_inbox) noexcept {
              a.slot() < aw.fresh_slots.load(std::memory_order_relaxed)) {  // relaxed: our own slots were counted
     // Spawned here by another thread and its install task is still in our
     // inbox: follow it through the inbox (FIFO), so it arrives after it.
+    t->sink = static_cast<std::uint8_t>(aw.sys.sink);
     aw.w.inbox.push(t);
     return;
   }

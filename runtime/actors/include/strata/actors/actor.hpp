@@ -170,12 +170,13 @@ struct message_ask {
   }
 };
 
-// Fills message frame t (from a pool or the heap) addressed to `to`.
+// Fills message frame t (from a pool or the heap) addressed to `to`. Its
+// sink (the actors' work source on the destination worker) is set by
+// send_message, when it leaves for another worker's inbox.
 template <class F>
-void fill_message(const actor_system& sys, task* t, actor_address to, F&& f) {
+void fill_message(task* t, actor_address to, F&& f) {
   t->group = nullptr;
   t->how = completion::routed;
-  t->sink = static_cast<std::uint8_t>(sys.sink);
   t->tag = to.bits();
   emplace_callable(t, std::forward<F>(f));
 }
@@ -187,7 +188,7 @@ task* make_message(actor_system& sys, actor_address to, F&& f) {
   worker* w = current_worker();
   task* t = frame_for(sys.core, w);
   try {
-    fill_message(sys, t, to, std::forward<F>(f));
+    fill_message(t, to, std::forward<F>(f));
   } catch (...) {
     // The message's move threw: the frame goes back, the exception to the sender.
     if (t->home == k_no_home) {
@@ -241,7 +242,7 @@ class actor_ref {
       detail::worker* w = detail::current_worker();
       if (w != nullptr && w->rt == m_rt) {
         if (detail::task* t = w->pool.try_allocate()) {
-          detail::fill_message(*m_sys, t, m_address, F{std::forward<M>(m)});
+          detail::fill_message(t, m_address, F{std::forward<M>(m)});
           if (detail::is_on(*m_sys, *w, m_address)) {
             detail::send_local(*m_sys, *w, t);
           } else {
