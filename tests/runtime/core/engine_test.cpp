@@ -38,6 +38,14 @@ void expect_usage_error(F&& f, const std::string& needle) {
   }
 }
 
+// Handshake: until a thread hosts worker w, a wait on the caller runs the
+// workers inline; the worker is hosted once a task on it runs on `host`.
+void wait_hosted(strata::runtime& rt, unsigned w, std::thread::id host) {
+  while (rt.submit_on(strata::worker_id{w}, [] { return std::this_thread::get_id(); }).get() != host) {
+    std::this_thread::yield();
+  }
+}
+
 long fib(long n) {
   if (n < 2) return n;
   long a = 0;
@@ -51,13 +59,12 @@ long fib(long n) {
 TEST(Engine, UserThreadsHostTheWorkers) {
   strata::runtime rt(external(2));
   std::vector<std::thread> hosts;
-  std::vector<std::thread::id> ids(2);
+  std::vector<std::thread::id> ids;
   for (unsigned i = 0; i < 2; ++i) {
-    hosts.emplace_back([&rt, &ids, i] {
-      ids[i] = std::this_thread::get_id();
-      rt.run_worker(strata::worker_id{i});
-    });
+    hosts.emplace_back([&rt, i] { rt.run_worker(strata::worker_id{i}); });
+    ids.push_back(hosts.back().get_id());
   }
+  for (unsigned i = 0; i < 2; ++i) wait_hosted(rt, i, ids[i]);
   // Every task runs on one of the hosting threads.
   const int n = static_cast<int>(strata::test::scaled(10'000));
   std::vector<strata::future<std::thread::id>> where;
@@ -79,8 +86,7 @@ TEST(Engine, UserThreadsHostTheWorkers) {
 TEST(Engine, AWorkerHostedTwiceIsAnErrorAndRunWorkerAfterShutdownReturns) {
   strata::runtime rt(external(1));
   std::thread host([&rt] { rt.run_worker(strata::worker_id{0}); });
-  // Handshake: a task has run, so the worker is hosted.
-  rt.submit_on(strata::worker_id{0}, [] {}).get();
+  wait_hosted(rt, 0, host.get_id());
   expect_usage_error([&] { rt.run_worker(strata::worker_id{0}); }, "already hosted");
   expect_usage_error([&] { rt.run_worker(strata::worker_id{1}); }, "worker 1 does not exist");
   expect_usage_error([&] { rt.tick(); }, "hosted by run_worker");
@@ -93,7 +99,7 @@ TEST(Engine, AWorkerHostedTwiceIsAnErrorAndRunWorkerAfterShutdownReturns) {
 TEST(Engine, WaitIdleNamesAWorkerThatNobodyHosts) {
   strata::runtime rt(external(2));
   std::thread host0([&rt] { rt.run_worker(strata::worker_id{0}); });
-  rt.submit_on(strata::worker_id{0}, [] {}).get();  // worker 0 is hosted
+  wait_hosted(rt, 0, host0.get_id());
   std::atomic<bool> ran{false};
   auto stuck = rt.submit_on(strata::worker_id{1}, [&ran] { ran.store(true); });
   expect_usage_error([&] { rt.wait_idle(); }, "worker 1 is not hosted");
