@@ -72,15 +72,6 @@ bool tick_others(worker& w) noexcept {
   return ran != 0;
 }
 
-bool drive_inline(runtime_core& rt) {
-  std::unique_lock lock(rt.engine_mutex);
-  if (rt.hosts.load(std::memory_order_relaxed) != 0) return false;  // relaxed: written under the mutex
-  const std::size_t ran = tick_pass(rt);
-  lock.unlock();
-  if (ran == 0) std::this_thread::yield();  // waiting for another thread's submission
-  return true;
-}
-
 }  // namespace detail
 
 namespace {

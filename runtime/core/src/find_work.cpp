@@ -36,16 +36,6 @@ std::uint64_t next_random(worker& w) noexcept {  // xorshift64*
   return w.rng * 0x2545F4914F6CDD1Dull;
 }
 
-task* pop_injector(worker& w, std::size_t node) noexcept {
-  task* t = w.rt->injectors[node]->pop();
-  if (t != nullptr) w.counters.injector.add();
-  return t;
-}
-
-std::size_t node_of(const worker& w) noexcept {
-  return static_cast<std::size_t>(w.rt->plan.workers()[w.index].numa_node);
-}
-
 task* steal_tiers(worker& w, bool far) noexcept {
   runtime_core& rt = *w.rt;
   const tier_list& tiers = rt.plan.tiers_of(w.index);
@@ -91,6 +81,16 @@ task* other_injectors(worker& w) noexcept {
 }
 
 }  // namespace
+
+task* pop_injector(worker& w, std::size_t node) noexcept {
+  task* t = w.rt->injectors[node]->pop();
+  if (t != nullptr) w.counters.injector.add();
+  return t;
+}
+
+std::size_t node_of(const worker& w) noexcept {
+  return static_cast<std::size_t>(w.rt->plan.workers()[w.index].numa_node);
+}
 
 task* pop_inbox_items(worker& w) noexcept {
   task* t = nullptr;
@@ -158,22 +158,6 @@ bool run_elsewhere(worker& w, bool far) noexcept {
     return true;
   }
   return false;
-}
-
-void fairness_poll(worker& w) noexcept {
-  w.ticks_left = k_injector_period;
-  w.join_poll_at = w.counters.joins_inline.get() + k_injector_period;
-  // Sampled here (every k_injector_period tasks) rather than on every push;
-  // the real size (the cached top can be far behind the thieves).
-  w.counters.high_water.max(static_cast<std::uint64_t>(w.deque.size()));
-  if (task* t = pop_injector(w, node_of(w))) {
-    w.deque.push(t);  // moved, not created: not counted as a spawn
-    if (w.deque.requested() || w.idle->word.load(std::memory_order_relaxed) != 0) publish_and_wake(w);  // relaxed: hint
-  }
-  if (task* t = pop_inbox(w)) run_task(w, t);
-  // One unit of every work source even while the deque is busy: tasks
-  // cannot starve actors.
-  if (sources_of(w) != 0) poll_sources(w, 1);
 }
 
 }  // namespace strata::detail

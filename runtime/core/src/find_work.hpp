@@ -33,6 +33,11 @@ inline task* find_local(worker& w) noexcept {
   return nullptr;
 }
 
+// A task from the injector of NUMA node `node`, or nullptr (counted).
+task* pop_injector(worker& w, std::size_t node) noexcept;
+// The NUMA node (logical index) of worker w's place.
+std::size_t node_of(const worker& w) noexcept;
+
 // Past the worker's own queues: its node's injector, then steals tier by
 // tier (`far`: also beyond the NUMA node, and the other nodes' injectors).
 task* find_shared(worker& w, bool far) noexcept;

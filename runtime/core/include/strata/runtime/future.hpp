@@ -23,6 +23,7 @@
 
 #include <strata/runtime/error.hpp>
 #include <strata/runtime/ext/core.hpp>
+#include <strata/runtime/ext/wait.hpp>
 
 namespace strata {
 

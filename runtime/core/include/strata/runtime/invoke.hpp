@@ -44,6 +44,7 @@
 
 #include <strata/runtime/ext/core.hpp>
 #include <strata/runtime/ext/spawn.hpp>
+#include <strata/runtime/ext/wait.hpp>
 #include <strata/runtime/ext/task.hpp>
 #include <strata/runtime/task_group.hpp>
 

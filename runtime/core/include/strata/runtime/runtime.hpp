@@ -39,6 +39,7 @@
 #include <strata/runtime/error.hpp>
 #include <strata/runtime/ext/core.hpp>
 #include <strata/runtime/ext/spawn.hpp>
+#include <strata/runtime/ext/submit.hpp>
 #include <strata/runtime/ext/task.hpp>
 #include <strata/runtime/future.hpp>
 #include <strata/runtime/stats.hpp>

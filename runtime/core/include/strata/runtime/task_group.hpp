@@ -36,11 +36,21 @@
 #include <strata/runtime/error.hpp>
 #include <strata/runtime/ext/core.hpp>
 #include <strata/runtime/ext/spawn.hpp>
+#include <strata/runtime/ext/submit.hpp>
+#include <strata/runtime/ext/wait.hpp>
 #include <strata/runtime/ext/task.hpp>
 
 namespace strata {
 
 class runtime;
+
+namespace detail {
+// Runs the task frame t on worker w: the callable, its completion, the
+// frame's return to its pool (defined below).
+void run_task(worker& w, task* t) noexcept;
+// Reports a finished task to its group (defined below).
+void complete_task(worker& w, task_group* g, completion how) noexcept;
+}  // namespace detail
 
 class task_group {
  public:
@@ -103,10 +113,17 @@ inline task_group::~task_group() {
 
 namespace detail {
 
+// The out-of-line parts of running a task (src/run.cpp).
+//
 // A frame of another worker's pool: onto w's outgoing chain (frame_pool.hpp).
 // Out of line, so that free_frame's local path stays small where it is
 // inlined into every task's run.
 void free_frame_away(worker& w, task* t) noexcept;
+// An exception escaped a detached task on w: counted, reported once.
+void report_detached_exception(worker& w, std::exception_ptr e) noexcept;
+// Every k_injector_period-th task: serve the inbox, the node injector and
+// the work sources even while the deque is busy.
+void fairness_poll(worker& w) noexcept;
 
 inline void free_frame(worker& w, task* t) noexcept {
   if (t->home == w.index) {
@@ -119,8 +136,6 @@ inline void free_frame(worker& w, task* t) noexcept {
     free_frame_away(w, t);
   }
 }
-
-void report_detached_exception(worker& w, std::exception_ptr e) noexcept;
 
 // The state of a parallel_invoke frame, at the start of its storage: the
 // first callable, the exception it threw when a thief ran it (boxed, so that

@@ -1,12 +1,13 @@
 // runtime_core: the state every worker and submitter of one runtime shares,
-// and the entry points that modules built on the core (actors, lock mode,
-// the MPI bridge) use: submission, helping waits, work sources, subsystems.
+// and the seams' registries: subsystems attached to it, work sources
+// registered on its workers (all defined in src/seams.cpp). Modules built on
+// the core (actors, lock mode, the MPI bridge) also use ext/submit.hpp
+// (submission), ext/wait.hpp (waiting) and ext/spawn.hpp (the spawn path).
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <latch>
 #include <memory>
@@ -115,50 +116,5 @@ S& subsystem_of(runtime_core& rt) {
   if (subsystem* s = rt.find(&S::key)) return static_cast<S&>(*s);
   return static_cast<S&>(rt.attach(&S::key, [&rt] { return std::unique_ptr<subsystem>(new S(rt)); }));
 }
-
-// Runs the task frame t on worker w: the callable, its completion, the frame's
-// return to its pool (task_group.hpp).
-void run_task(worker& w, task* t) noexcept;
-// Reports a finished task to its group (task_group.hpp).
-void complete_task(worker& w, task_group* g, completion how) noexcept;
-
-// Every k_injector_period-th task: serve the inbox, the node injector and
-// the work sources even while the deque is busy (worker_loop.cpp).
-void fairness_poll(worker& w) noexcept;
-
-// Helps (runs other tasks, polls the work sources) until pred(ctx) holds:
-// task_group::wait and future::get on a worker (worker_loop.cpp).
-void help_until(worker& w, bool (*pred)(const void*), const void* ctx);
-
-// engine::external with no thread hosting a worker: runs one pass of every
-// worker on the calling thread (outside the workers) and returns true, so
-// that a wait outside the workers makes progress in inline mode; false
-// otherwise (the caller blocks as usual; engine.cpp).
-bool drive_inline(runtime_core& rt);
-
-// Blocks a thread outside the workers until done() holds (wait_external),
-// ticking on it meanwhile while the runtime runs inline (drive_inline).
-template <class Done>
-void wait_outside_workers(runtime_core& rt, Done&& done) {
-  while (rt.external_engine && !done()) {
-    if (!drive_inline(rt)) break;
-  }
-  wait_external(rt.ext, done);
-}
-
-// Hands a task created outside the runtime's workers to the injector of the
-// caller's NUMA node and wakes a worker if nobody spins (submit.cpp).
-// Throws runtime_error after shutdown began.
-void submit_external(runtime_core& rt, task* t, bool admitted = false);
-// Hands a task (or a routed frame) to one worker's inbox; it runs there (submit.cpp).
-void submit_to_worker(runtime_core& rt, unsigned worker, task* t, bool admitted = false);
-// A thread outside the workers that will submit several frames as one
-// operation: admitted once (runtime_error after shutdown began), and
-// shutdown waits until it ends. Its submissions pass admitted = true.
-void admit_external(runtime_core& rt);
-void end_external(runtime_core& rt) noexcept;
-
-// An exception escaped a detached task on w: counted, reported once (worker_loop.cpp).
-void report_detached_exception(worker& w, std::exception_ptr e) noexcept;
 
 }  // namespace strata::detail

@@ -1,0 +1,29 @@
+// Submission for modules built on the core (src/submit.cpp). The public
+// runtime::spawn/submit/submit_on and the spawn fast path (spawn.hpp) use
+// these too.
+//
+// Shutdown against submitters is a Dekker pair: a submitter from outside
+// the workers raises runtime_core::active_submits, then reads `accepting`;
+// shutdown clears `accepting`, then waits until active_submits is 0 (all
+// seq_cst). So a submission either is refused (runtime_error, its frame
+// freed) or is counted before shutdown waits for the last task.
+#pragma once
+
+#include <strata/runtime/ext/core.hpp>
+#include <strata/runtime/ext/task.hpp>
+
+namespace strata::detail {
+
+// Hands a task created outside the runtime's workers to the injector of the
+// caller's NUMA node and wakes a worker if nobody spins. From a worker of
+// rt: onto its own deque. Throws runtime_error after shutdown began.
+void submit_external(runtime_core& rt, task* t, bool admitted = false);
+// Hands a task (or a routed frame) to one worker's inbox; it runs there.
+void submit_to_worker(runtime_core& rt, unsigned worker, task* t, bool admitted = false);
+// A thread outside the workers that will submit several frames as one
+// operation: admitted once (runtime_error after shutdown began), and
+// shutdown waits until it ends. Its submissions pass admitted = true.
+void admit_external(runtime_core& rt);
+void end_external(runtime_core& rt) noexcept;
+
+}  // namespace strata::detail
