@@ -38,6 +38,7 @@ find_package(Threads REQUIRED)
 # Header-only libraries used inside strata's sources and tools only: no public
 # header includes them and the installed package does not need them.
 #   nlohmann-json  JSON output (the to_json() reports, strata-bench's files)
+#   CLI11          strata-bench's command line
 find_package(nlohmann_json 3 QUIET CONFIG)
 if(NOT nlohmann_json_FOUND)
   message(FATAL_ERROR "strata needs nlohmann-json 3 (CMake package 'nlohmann_json' not found): "
@@ -49,3 +50,11 @@ message(STATUS "strata: nlohmann_json ${nlohmann_json_VERSION}")
 # them; a header-only library needs no linking, and BUILD_INTERFACE keeps it
 # out of the installed targets, so strataConfig.cmake needs no nlohmann-json.
 set(STRATA_JSON_DEP $<BUILD_INTERFACE:nlohmann_json::nlohmann_json>)
+if(STRATA_BUILD_BENCH)
+  find_package(CLI11 2 QUIET CONFIG)
+  if(NOT CLI11_FOUND)
+    message(FATAL_ERROR "strata-bench needs CLI11 2 (CMake package 'CLI11' not found): "
+                        "apt-get install libcli11-dev")
+  endif()
+  message(STATUS "strata: CLI11 ${CLI11_VERSION}")
+endif()
