@@ -10,10 +10,12 @@ preset=${1:?usage: tools/setup.sh PRESET [test]}
 purpose=${2:-run}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Build and library dependencies, benchmark peers (oneTBB; OpenMP: libgomp
-# from g++, LLVM libomp through clang; the C++ Actor Framework for the actor
+# Build and library dependencies (nlohmann-json for JSON output, CLI11 for
+# strata-bench's command line), benchmark peers (oneTBB; OpenMP: libgomp from
+# g++, LLVM libomp through clang; the C++ Actor Framework for the actor
 # benchmarks), and likwid for the optional Marker API.
 packages=(g++ cmake ninja-build pkg-config libhwloc-dev hwloc libnuma-dev numactl
+          nlohmann-json3-dev libcli11-dev
           libopenmpi-dev openmpi-bin libboost-dev libgtest-dev libtbb-dev likwid clang libomp-dev
           libcaf-dev)
 # The NUMA VM test boots a Debian cloud kernel under QEMU.

@@ -1,7 +1,11 @@
 #include "harness/cli.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <charconv>
+#include <functional>
+#include <map>
 
 namespace strata_bench {
 namespace {
@@ -45,7 +49,7 @@ std::optional<std::size_t> parse_size(std::string_view s, std::size_t lo, std::s
   return v;
 }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string accepted_runtimes() {
   std::string s;
@@ -80,7 +84,7 @@ std::vector<unsigned> parse_thread_list(std::string_view text) {
       hi = parse_number(item.substr(dash + 1), 1, k_max_threads);
     }
     if (!lo || !hi || *lo > *hi) {
-      throw cli_error("--threads " + quoted(text) + ": " + quoted(item) +
+      throw cli_error("--threads " + in_quotes(text) + ": " + in_quotes(item) +
                       " is not a thread count or range; " + accepted);
     }
     for (unsigned p = *lo; p <= *hi; ++p) {
@@ -95,7 +99,7 @@ std::vector<runtime_id> parse_runtime_list(std::string_view text) {
   for (std::string_view item : split(text, ',')) {
     const std::optional<runtime_id> r = runtime_from_name(item);
     if (!r) {
-      throw cli_error("--runtimes " + quoted(text) + ": unknown runtime " + quoted(item) +
+      throw cli_error("--runtimes " + in_quotes(text) + ": unknown runtime " + in_quotes(item) +
                       "; accepted: a comma-separated list of " + accepted_runtimes());
     }
     append_unique(runtimes, *r);
@@ -103,136 +107,233 @@ std::vector<runtime_id> parse_runtime_list(std::string_view text) {
   return runtimes;
 }
 
+namespace {
+
+// Option groups: the help table lists k_listed; --help is accepted but not
+// listed; --emit-records (helper mode, internal) is neither.
+constexpr const char* k_listed = "options";
+constexpr const char* k_help = "help";
+
+// "--threads LIST", "--list": the name and, for an option with a value, the
+// value's kind.
+std::string label(const CLI::Option* opt) {
+  return opt->get_expected_max() > 0 ? opt->get_name() + " " + opt->get_type_name() : opt->get_name();
+}
+
+// The help text: the usage lines, one entry per listed option (its label in
+// a 17-column field, the description after it, continuation lines indented
+// to the description; a label that fills the field puts the description on
+// the next line) and the closing paragraph. CLI11's default formatter lays
+// options out differently.
+std::string help_text(const CLI::App* app) {
+  constexpr std::size_t k_field = 17;
+  const std::string indent(2 + k_field, ' ');
+  std::string out = app->get_description() + "\n";
+  for (const CLI::Option* opt : app->get_options([](const CLI::Option* o) { return o->get_group() == k_listed; })) {
+    const std::string name = label(opt);
+    out += "  " + name;
+    out += name.size() < k_field ? std::string(k_field - name.size(), ' ') : "\n" + indent;
+    const std::string& text = opt->get_description();
+    for (std::size_t at = 0; at < text.size();) {
+      std::size_t end = text.find('\n', at);
+      if (end == std::string::npos) {
+        end = text.size();
+      }
+      out += (at == 0 ? "" : indent) + text.substr(at, end - at) + "\n";
+      at = end + 1;
+    }
+  }
+  return out + "\n" + app->get_footer();
+}
+
+// The options strata-bench accepts, for "unknown argument": the listed ones
+// and --help.
+std::string accepted_options(const CLI::App& app) {
+  std::string s;
+  for (const CLI::Option* opt : app.get_options(
+           [](const CLI::Option* o) { return o->get_group() == k_listed || o->get_group() == k_help; })) {
+    s += (s.empty() ? "" : ", ") + label(opt);
+  }
+  return s;
+}
+
+// The command line as CLI11 sees it, bound to one options value. CLI11
+// parses (--name value and --name=value, flags, missing values, unknown
+// arguments); the values are checked by the functions above, in the order
+// given (trigger_on_parse), so the first bad argument is the one reported.
+class command_line {
+ public:
+  command_line() {
+    m_app.name("strata-bench");
+    m_app.description(
+        "usage: strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]\n"
+        "                    [--json FILE] [--list]\n"
+        "       strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]\n");
+    m_app.footer(
+        "The table on stdout reports median, min and max wall time over the timed runs, the\n"
+        "check (ok: every run's answer was verified), the speedup over serial and, for stream,\n"
+        "jacobi and the actor benchmarks, the median rate (GB/s, MLUP/s, Mmsg/s). Exit status:\n"
+        "0 all checks ok, 1 a check failed, 2 bad command line. OpenMP runs with\n"
+        "OMP_PROC_BIND=close OMP_PLACES=cores unless the environment sets them.\n");
+    m_app.formatter_fn([](const CLI::App* app, const std::string&, CLI::AppFormatMode) { return help_text(app); });
+    m_app.set_help_flag();  // --help is an ordinary flag: main() prints the help and exits 0
+    // Unknown arguments are collected and reported below with what is accepted.
+    m_app.allow_extras();
+
+    value("--filter", "REGEX",
+          "run the benchmarks whose name matches (ECMAScript, searched);\n"
+          "default: all (see --list)",
+          "a regular expression (ECMAScript) matched against benchmark names", [this](const std::string& v) {
+            m_options.filter_text = v;
+            try {
+              m_options.filter.emplace(v, std::regex::ECMAScript);
+            } catch (const std::regex_error& e) {
+              throw cli_error("--filter " + in_quotes(v) +
+                              ": not a valid regular expression (ECMAScript syntax, e.g. 'fib|uts'): " + e.what());
+            }
+          });
+    value("--threads", "LIST",
+          "thread counts, e.g. 1,2,4 or 1-16; default 1..usable CPUs.\n"
+          "serial always runs once, with 1 thread",
+          "a thread list such as 1,2 or 1-16", [this](const std::string& v) {
+            m_options.threads = parse_thread_list(v);
+            m_options.threads_given = true;
+          });
+    value("--runtimes", "LIST",
+          "any of " + accepted_runtimes() + "; default: every one built in\n" +
+              "(caf: actor benchmarks only; tbb, omp, omp-llvm: no actor ones)",
+          "a comma-separated list of " + accepted_runtimes(), [this](const std::string& v) {
+            m_options.runtimes = parse_runtime_list(v);
+            m_options.runtimes_given = true;
+          });
+    value("--reps", "N", "timed runs per (benchmark, runtime, threads) after 1 warm-up; default 5",
+          "the number of timed runs, 1.." + std::to_string(k_max_reps), [this](const std::string& v) {
+            const std::optional<unsigned> n = parse_number(v, 1, k_max_reps);
+            if (!n) {
+              throw cli_error("--reps " + in_quotes(v) + ": accepted: a whole number of timed runs from 1 to " +
+                              std::to_string(k_max_reps) + " (one warm-up run always comes first)");
+            }
+            m_options.reps = *n;
+            m_reps_given = true;
+          });
+    value("--json", "FILE", "also write the records as a JSON array to FILE", "the path of the JSON file to write",
+          [this](const std::string& v) {
+            if (v.empty()) {
+              throw cli_error("--json needs a non-empty file path");
+            }
+            m_options.json_path = v;
+          });
+    flag("--list", "list the benchmarks and the runtimes built in, then exit", m_options.list);
+    flag("--placement-report",
+         "instead of timing: for each strata STREAM placement, the share of\n"
+         "sampled pages on the node of the worker that uses them; --threads\n"
+         "default: usable CPUs; --json writes the report",
+         m_options.placement_report);
+    value("--n", "N",
+          "elements per array for the report (default: STRATA_BENCH_STREAM_N\n"
+          "or 2^25)",
+          "the elements per array of the placement report", [this](const std::string& v) {
+            const std::optional<std::size_t> n = parse_size(v, 1, k_max_report_n);
+            if (!n) {
+              throw cli_error("--n " + in_quotes(v) + ": accepted: a whole number of elements per array from 1 to " +
+                              std::to_string(k_max_report_n));
+            }
+            m_options.n = *n;
+          });
+    flag("--help,-h", "", m_options.help)->group(k_help);
+    flag("--emit-records", "", m_options.emit_records)->group("");
+  }
+
+  command_line(const command_line&) = delete;
+  command_line& operator=(const command_line&) = delete;
+
+  options parse(int argc, char** argv, unsigned usable_cpus) {
+    try {
+      m_app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      throw cli_error(explain(e));
+    }
+    if (const std::vector<std::string> extra = m_app.remaining(); !extra.empty()) {
+      std::string_view arg = extra.front();
+      if (arg.starts_with("--")) {
+        arg = arg.substr(0, arg.find('='));
+      }
+      throw cli_error("unknown argument " + in_quotes(arg) + "; accepted: " + accepted_options(m_app));
+    }
+    options o = m_options;
+    if (o.n != 0 && !o.placement_report) {
+      throw cli_error("--n applies to --placement-report only (the stream benchmark takes its size from "
+                      "STRATA_BENCH_STREAM_N)");
+    }
+    if (o.placement_report && (o.filter || o.runtimes_given || m_reps_given || o.list || o.emit_records)) {
+      throw cli_error("--placement-report takes --n, --threads and --json only (it runs the strata STREAM "
+                      "placements, no timing)");
+    }
+    if (!o.threads_given) {
+      for (unsigned p = 1; p <= std::min(usable_cpus, k_max_threads); ++p) {
+        o.threads.push_back(p);
+      }
+    }
+    if (!o.runtimes_given) {
+      o.runtimes.assign(k_runtimes.begin(), k_runtimes.end());
+    }
+    return o;
+  }
+
+  std::string help() const { return m_app.help(); }
+
+ private:
+  // An option with one value; needs: what the value is, for "needs a value".
+  void value(const std::string& name, const std::string& type, const std::string& description,
+             const std::string& needs, std::function<void(const std::string&)> check) {
+    m_app.add_option_function<std::string>(name, std::move(check), description)
+        ->type_name(type)
+        ->group(k_listed)
+        ->trigger_on_parse()
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    m_needs[name] = needs;
+  }
+
+  // A flag: --flag=VALUE is refused, but for --flag=true, which CLI11 always
+  // takes as the flag itself.
+  CLI::Option* flag(const std::string& names, const std::string& description, bool& to) {
+    return m_app.add_flag(names, to, description)->group(k_listed)->disable_flag_override();
+  }
+
+  // CLI11's wording for the two mistakes it catches itself, a missing value
+  // and a value given to a flag, names the option but not what it takes.
+  // Its messages start with the option's name ("--reps: 1 required TEXT
+  // missing", "list was given a disallowed flag override"); that name finds
+  // the option, and the message is said again the way the checks above say
+  // theirs. Anything else keeps CLI11's message.
+  std::string explain(const CLI::ParseError& e) const {
+    const std::string what = e.what();
+    std::string word = what.substr(0, what.find_first_of(": "));
+    word.erase(0, word.find_first_not_of('-'));
+    const CLI::Option* opt = word.empty() ? nullptr : m_app.get_option_no_throw("--" + word);
+    if (opt == nullptr || dynamic_cast<const CLI::ArgumentMismatch*>(&e) == nullptr) {
+      return what;
+    }
+    const std::string name = opt->get_name();
+    if (opt->get_expected_max() == 0) {
+      return name + " takes no value";
+    }
+    const auto needs = m_needs.find(name);
+    return name + " needs a value" + (needs == m_needs.end() ? "" : ": " + needs->second);
+  }
+
+  CLI::App m_app;
+  options m_options;
+  bool m_reps_given = false;
+  std::map<std::string, std::string> m_needs;  // value option -> what its value is
+};
+
+}  // namespace
+
 options parse_cli(int argc, char** argv, unsigned usable_cpus) {
-  options o;
-  bool reps_given = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    std::string_view value;
-    bool has_value = false;
-    // --name=value is accepted as well as --name value.
-    if (arg.starts_with("--")) {
-      if (const std::size_t eq = arg.find('='); eq != std::string_view::npos) {
-        value = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
-        has_value = true;
-      }
-    }
-    auto take_value = [&](std::string_view what) {
-      if (has_value) {
-        return value;
-      }
-      if (i + 1 >= argc) {
-        throw cli_error(std::string(arg) + " needs a value: " + std::string(what));
-      }
-      return std::string_view(argv[++i]);
-    };
-    auto no_value = [&] {
-      if (has_value) {
-        throw cli_error(std::string(arg) + " takes no value");
-      }
-    };
-
-    if (arg == "--filter") {
-      o.filter_text = take_value("a regular expression (ECMAScript) matched against benchmark names");
-      try {
-        o.filter.emplace(o.filter_text, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        throw cli_error("--filter " + quoted(o.filter_text) +
-                        ": not a valid regular expression (ECMAScript syntax, e.g. 'fib|uts'): " +
-                        e.what());
-      }
-    } else if (arg == "--threads") {
-      o.threads = parse_thread_list(take_value("a thread list such as 1,2 or 1-16"));
-      o.threads_given = true;
-    } else if (arg == "--runtimes") {
-      o.runtimes = parse_runtime_list(take_value("a comma-separated list of " + accepted_runtimes()));
-      o.runtimes_given = true;
-    } else if (arg == "--reps") {
-      const std::string_view v = take_value("the number of timed runs, 1.." + std::to_string(k_max_reps));
-      const std::optional<unsigned> n = parse_number(v, 1, k_max_reps);
-      if (!n) {
-        throw cli_error("--reps " + quoted(v) + ": accepted: a whole number of timed runs from 1 to " +
-                        std::to_string(k_max_reps) + " (one warm-up run always comes first)");
-      }
-      o.reps = *n;
-      reps_given = true;
-    } else if (arg == "--json") {
-      o.json_path = take_value("the path of the JSON file to write");
-      if (o.json_path.empty()) {
-        throw cli_error("--json needs a non-empty file path");
-      }
-    } else if (arg == "--list") {
-      no_value();
-      o.list = true;
-    } else if (arg == "--help" || arg == "-h") {
-      no_value();
-      o.help = true;
-    } else if (arg == "--emit-records") {
-      no_value();
-      o.emit_records = true;
-    } else if (arg == "--placement-report") {
-      no_value();
-      o.placement_report = true;
-    } else if (arg == "--n") {
-      const std::string_view v = take_value("the elements per array of the placement report");
-      const std::optional<std::size_t> n = parse_size(v, 1, k_max_report_n);
-      if (!n) {
-        throw cli_error("--n " + quoted(v) + ": accepted: a whole number of elements per array from 1 to " +
-                        std::to_string(k_max_report_n));
-      }
-      o.n = *n;
-    } else {
-      throw cli_error("unknown argument " + quoted(arg) +
-                      "; accepted: --filter REGEX, --threads LIST, --runtimes LIST, --reps N, "
-                      "--json FILE, --list, --placement-report, --n N, --help");
-    }
-  }
-  if (o.n != 0 && !o.placement_report) {
-    throw cli_error("--n applies to --placement-report only (the stream benchmark takes its size from "
-                    "STRATA_BENCH_STREAM_N)");
-  }
-  if (o.placement_report && (o.filter || o.runtimes_given || reps_given || o.list || o.emit_records)) {
-    throw cli_error("--placement-report takes --n, --threads and --json only (it runs the strata STREAM "
-                    "placements, no timing)");
-  }
-  if (!o.threads_given) {
-    for (unsigned p = 1; p <= std::min(usable_cpus, k_max_threads); ++p) {
-      o.threads.push_back(p);
-    }
-  }
-  if (!o.runtimes_given) {
-    o.runtimes.assign(k_runtimes.begin(), k_runtimes.end());
-  }
-  return o;
+  return command_line().parse(argc, argv, usable_cpus);
 }
 
-std::string usage() {
-  return "usage: strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]\n"
-         "                    [--json FILE] [--list]\n"
-         "       strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]\n"
-         "\n"
-         "  --filter REGEX   run the benchmarks whose name matches (ECMAScript, searched);\n"
-         "                   default: all (see --list)\n"
-         "  --threads LIST   thread counts, e.g. 1,2,4 or 1-16; default 1..usable CPUs.\n"
-         "                   serial always runs once, with 1 thread\n"
-         "  --runtimes LIST  any of " + accepted_runtimes() + "; default: every one built in\n"
-         "                   (caf: actor benchmarks only; tbb, omp, omp-llvm: no actor ones)\n"
-         "  --reps N         timed runs per (benchmark, runtime, threads) after 1 warm-up; default 5\n"
-         "  --json FILE      also write the records as a JSON array to FILE\n"
-         "  --list           list the benchmarks and the runtimes built in, then exit\n"
-         "  --placement-report\n"
-         "                   instead of timing: for each strata STREAM placement, the share of\n"
-         "                   sampled pages on the node of the worker that uses them; --threads\n"
-         "                   default: usable CPUs; --json writes the report\n"
-         "  --n N            elements per array for the report (default: STRATA_BENCH_STREAM_N\n"
-         "                   or 2^25)\n"
-         "\n"
-         "The table on stdout reports median, min and max wall time over the timed runs, the\n"
-         "check (ok: every run's answer was verified), the speedup over serial and, for stream,\n"
-         "jacobi and the actor benchmarks, the median rate (GB/s, MLUP/s, Mmsg/s). Exit status:\n"
-         "0 all checks ok, 1 a check failed, 2 bad command line. OpenMP runs with\n"
-         "OMP_PROC_BIND=close OMP_PLACES=cores unless the environment sets them.\n";
-}
+std::string usage() { return command_line().help(); }
 
 }  // namespace strata_bench

@@ -4,8 +4,9 @@
 //                [--json FILE] [--list]
 //   strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]
 //
-// Bad input throws cli_error with a message naming the argument, the value
-// and what is accepted; main() prints it and exits 2.
+// CLI11 reads the command line (--name VALUE or --name=VALUE); the values
+// are checked here. Bad input throws cli_error with a message naming the
+// argument, the value and what is accepted; main() prints it and exits 2.
 #pragma once
 
 #include <cstddef>

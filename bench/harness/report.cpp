@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <map>
 
+#include "harness/json_output.hpp"
+
 namespace strata_bench {
 namespace {
 
@@ -22,8 +24,12 @@ std::string rate_text(const record& r) {
   return format(r.rate >= 10.0 ? "%.1f " : "%.2f ", r.rate) + r.rate_unit;
 }
 
-std::string json_seconds(const record& r, double v) {
-  return r.timed ? format("%.9g", v) : "null";
+// Times and rates keep 9 significant digits in the file (nanoseconds for a
+// run of about a second); more would be noise.
+double nine_digits(double v) { return std::strtod(format("%.9g", v).c_str(), nullptr); }
+
+nlohmann::ordered_json json_seconds(const record& r, double v) {
+  return r.timed ? nlohmann::ordered_json(nine_digits(v)) : nlohmann::ordered_json(nullptr);
 }
 
 // Tabs and line breaks would break the one-line protocol.
@@ -32,34 +38,6 @@ std::string one_field(std::string_view s) {
   std::replace_if(out.begin(), out.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
   return out;
 }
-
-}  // namespace
-
-// Its own quoting rather than strata::json_writer: the harness is also built
-// by clang++ into the LLVM-libomp helper, which links no strata library.
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-namespace {
 
 // params without its "api=..." words: the serial baseline of a runtime's API
 // variant is the serial record of the same workload.
@@ -133,20 +111,24 @@ void print_table(std::ostream& out, const std::vector<record>& records) {
 }
 
 void write_json(std::ostream& out, const std::vector<record>& records) {
-  out << "[";
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const record& r = records[i];
-    out << (i == 0 ? "\n" : ",\n") << "  {\"bench\": " << json_string(r.bench)
-        << ", \"runtime\": " << json_string(r.runtime) << ", \"threads\": " << r.threads
-        << ", \"params\": " << json_string(r.params) << ", \"median_s\": " << json_seconds(r, r.median_s)
-        << ", \"min_s\": " << json_seconds(r, r.min_s) << ", \"max_s\": " << json_seconds(r, r.max_s)
-        << ", \"reps\": " << r.reps << ", \"check\": " << json_string(r.check);
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const record& r : records) {
+    nlohmann::ordered_json j = {{"bench", r.bench},
+                                {"runtime", r.runtime},
+                                {"threads", r.threads},
+                                {"params", r.params},
+                                {"median_s", json_seconds(r, r.median_s)},
+                                {"min_s", json_seconds(r, r.min_s)},
+                                {"max_s", json_seconds(r, r.max_s)},
+                                {"reps", r.reps},
+                                {"check", r.check}};
     if (r.has_rate()) {
-      out << ", \"rate\": " << format("%.9g", r.rate) << ", \"rate_unit\": " << json_string(r.rate_unit);
+      j["rate"] = nine_digits(r.rate);
+      j["rate_unit"] = r.rate_unit;
     }
-    out << "}";
+    list.push_back(std::move(j));
   }
-  out << "\n]\n";
+  write_json_lines(out, list);
 }
 
 std::string encode_record(const record& r) {

@@ -29,9 +29,6 @@ void write_json(std::ostream& out, const std::vector<record>& records);
 std::string encode_record(const record& r);
 std::optional<record> decode_record(std::string_view line);
 
-// s as a JSON string literal, quotes included.
-std::string json_string(std::string_view s);
-
 // A short progress line for stderr.
 std::string progress_line(const record& r);
 

@@ -10,11 +10,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include <strata/numa_alloc/memory.hpp>
 
 #include "common/strata_session.hpp"
+#include "harness/json_output.hpp"
 #include "harness/report.hpp"
 #include "stream/strata_arrays.hpp"
 
@@ -67,23 +67,20 @@ struct tally {
     }
     return s.empty() ? "-" : s;
   }
-  std::string json() const {
-    std::ostringstream out;
-    out << "\"sampled\": " << sampled << ", \"local\": " << local << ", \"remote\": " << remote
-        << ", \"no_node\": " << no_node << ", \"local_fraction\": ";
-    if (sampled == 0) {
-      out << "null";
-    } else {
-      out << static_cast<double>(local) / static_cast<double>(sampled);
-    }
-    out << ", \"pages_per_node\": {";
-    bool first = true;
+  // The tally's items of a JSON record.
+  void add_to(nlohmann::ordered_json& j) const {
+    j["sampled"] = sampled;
+    j["local"] = local;
+    j["remote"] = remote;
+    j["no_node"] = no_node;
+    j["local_fraction"] = sampled == 0 ? nlohmann::ordered_json(nullptr)
+                                       : nlohmann::ordered_json(static_cast<double>(local) /
+                                                                static_cast<double>(sampled));
+    nlohmann::ordered_json nodes = nlohmann::ordered_json::object();
     for (const auto& [node, pages] : per_node) {
-      out << (first ? "" : ", ") << json_string(std::to_string(node)) << ": " << pages;
-      first = false;
+      nodes[std::to_string(node)] = pages;
     }
-    out << "}";
-    return out.str();
+    j["pages_per_node"] = std::move(nodes);
   }
 };
 
@@ -217,21 +214,26 @@ void print_report(std::ostream& out, const std::vector<placement_result>& result
 }
 
 void write_report_json(std::ostream& out, const std::vector<placement_result>& results, std::size_t n) {
-  out << "[";
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const placement_result& r = results[i];
-    out << (i == 0 ? "\n" : ",\n") << "  {\"placement\": " << json_string(name(r.where))
-        << ", \"threads\": " << r.threads << ", \"n\": " << n << ", \"page_bytes\": " << page_bytes()
-        << ", \"sample_every_pages\": " << k_report_page_stride << ", \"pinned\": " << (r.pinned ? "true" : "false")
-        << ", " << r.all.json() << ", \"check\": " << json_string(r.check) << ",\n   \"workers\": [";
-    for (std::size_t k = 0; k < r.workers.size(); ++k) {
-      const worker_result& w = r.workers[k];
-      out << (k == 0 ? "" : ",") << "\n    {\"worker\": " << w.worker << ", \"pu\": " << w.pu
-          << ", \"node\": " << w.node << ", " << w.pages.json() << "}";
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const placement_result& r : results) {
+    nlohmann::ordered_json j = {{"placement", name(r.where)},
+                                {"threads", r.threads},
+                                {"n", n},
+                                {"page_bytes", page_bytes()},
+                                {"sample_every_pages", k_report_page_stride},
+                                {"pinned", r.pinned}};
+    r.all.add_to(j);
+    j["check"] = r.check;
+    nlohmann::ordered_json workers = nlohmann::ordered_json::array();
+    for (const worker_result& w : r.workers) {
+      nlohmann::ordered_json wj = {{"worker", w.worker}, {"pu", w.pu}, {"node", w.node}};
+      w.pages.add_to(wj);
+      workers.push_back(std::move(wj));
     }
-    out << "]}";
+    j["workers"] = std::move(workers);
+    list.push_back(std::move(j));
   }
-  out << "\n]\n";
+  write_json_lines(out, list);
 }
 
 }  // namespace

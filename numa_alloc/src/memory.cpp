@@ -8,9 +8,10 @@
 #include <cstring>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include <strata/numa_alloc/memory.hpp>
 #include <strata/numa_alloc/numa_allocator.hpp>
-#include <strata/topology/ext/json_writer.hpp>
 
 #include "arena.hpp"
 #include "numa_system.hpp"
@@ -142,26 +143,20 @@ const numa_node_memory* numa_memory_stats::find_node(int node) const noexcept {
 }
 
 std::string numa_memory_stats::to_json() const {
-  json_writer j;
-  j.begin_object();
-  j.key("binding");
-  j.value(binding);
-  j.key("arenas");
-  j.begin_array();
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& a : arenas) {
-    j.begin_object();
-    j.key("arena"); j.value(a.arena);
-    j.key("node"); j.value(static_cast<long long>(a.node));
-    j.key("bytes_in_use"); j.value(static_cast<unsigned long long>(a.bytes_in_use));
-    j.key("bytes_mapped"); j.value(static_cast<unsigned long long>(a.bytes_mapped));
-    j.key("allocations"); j.value(static_cast<unsigned long long>(a.allocations));
-    j.key("frees"); j.value(static_cast<unsigned long long>(a.frees));
-    j.key("remote_frees"); j.value(static_cast<unsigned long long>(a.remote_frees));
-    j.end_object();
+    list.push_back({{"arena", a.arena},
+                    {"node", a.node},
+                    {"bytes_in_use", a.bytes_in_use},
+                    {"bytes_mapped", a.bytes_mapped},
+                    {"allocations", a.allocations},
+                    {"frees", a.frees},
+                    {"remote_frees", a.remote_frees}});
   }
-  j.end_array();
-  j.end_object();
-  return j.str();
+  nlohmann::ordered_json j;
+  j["binding"] = binding;
+  j["arenas"] = std::move(list);
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace strata

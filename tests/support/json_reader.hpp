@@ -1,12 +1,17 @@
-// Test support: a small strict JSON reader, so tests can check what
+// Test support: reads JSON with nlohmann-json, so tests can check what
 // strata-info --json and to_json() print by structure, not by substring.
 // Throws std::runtime_error with the position on malformed input.
+//
+// nlohmann parses; the document is then copied into the plain
+// strata::test::json tree the tests are written against (fields arr, num,
+// str; operator[] that throws on a missing key or index; has(); ints()).
+// nlohmann's own const operator[] is undefined behaviour for a missing key,
+// so a failing check would crash instead of report.
 #pragma once
 
-#include <cctype>
-#include <cstdlib>
+#include <nlohmann/json.hpp>
+
 #include <map>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,105 +49,47 @@ struct json {
 class json_reader {
  public:
   static json parse(std::string_view text) {
-    json_reader r(text);
-    json v = r.value();
-    r.ws();
-    if (r.m_pos != text.size()) r.fail("trailing characters");
-    return v;
+    try {
+      return convert(nlohmann::json::parse(text));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw std::runtime_error(std::string("json: ") + e.what());
+    }
   }
 
  private:
-  explicit json_reader(std::string_view t) : m_t(t) {}
-  [[noreturn]] void fail(const std::string& what) const {
-    throw std::runtime_error("json: " + what + " at position " + std::to_string(m_pos));
-  }
-  void ws() {
-    while (m_pos < m_t.size() && std::isspace(static_cast<unsigned char>(m_t[m_pos]))) ++m_pos;
-  }
-  char peek() {
-    ws();
-    return m_pos < m_t.size() ? m_t[m_pos] : '\0';
-  }
-  void expect(char c) {
-    if (peek() != c) fail(std::string("expected '") + c + "'");
-    ++m_pos;
-  }
-  bool literal(std::string_view w) {
-    if (m_t.substr(m_pos, w.size()) != w) return false;
-    m_pos += w.size();
-    return true;
-  }
-  std::string string() {
-    expect('"');
-    std::string s;
-    while (m_pos < m_t.size() && m_t[m_pos] != '"') {
-      char c = m_t[m_pos++];
-      if (c == '\\') {
-        if (m_pos >= m_t.size()) fail("bad escape");
-        char e = m_t[m_pos++];
-        switch (e) {
-          case 'n': s += '\n'; break;
-          case 't': s += '\t'; break;
-          case 'r': s += '\r'; break;
-          case 'u': s += '?'; m_pos += 4; break;
-          default: s += e;
-        }
-      } else {
-        s += c;
-      }
+  static json convert(const nlohmann::json& v) {
+    json out;
+    switch (v.type()) {
+      case nlohmann::json::value_t::null:
+      case nlohmann::json::value_t::discarded:
+        break;
+      case nlohmann::json::value_t::boolean:
+        out.kind = json::type::boolean;
+        out.b = v.get<bool>();
+        break;
+      case nlohmann::json::value_t::number_integer:
+      case nlohmann::json::value_t::number_unsigned:
+      case nlohmann::json::value_t::number_float:
+        out.kind = json::type::number;
+        out.num = v.get<double>();
+        break;
+      case nlohmann::json::value_t::string:
+        out.kind = json::type::string;
+        out.str = v.get<std::string>();
+        break;
+      case nlohmann::json::value_t::array:
+        out.kind = json::type::array;
+        for (const auto& x : v) out.arr.push_back(convert(x));
+        break;
+      case nlohmann::json::value_t::object:
+        out.kind = json::type::object;
+        for (const auto& [k, x] : v.items()) out.obj[k] = convert(x);
+        break;
+      case nlohmann::json::value_t::binary:
+        throw std::runtime_error("json: binary values are not JSON text");
     }
-    if (m_pos >= m_t.size()) fail("unterminated string");
-    ++m_pos;
-    return s;
+    return out;
   }
-  json value() {
-    json v;
-    const char c = peek();
-    if (c == '{') {
-      ++m_pos;
-      v.kind = json::type::object;
-      if (peek() == '}') {
-        ++m_pos;
-        return v;
-      }
-      do {
-        std::string k = string();
-        expect(':');
-        v.obj[k] = value();
-      } while (peek() == ',' && ++m_pos);
-      expect('}');
-    } else if (c == '[') {
-      ++m_pos;
-      v.kind = json::type::array;
-      if (peek() == ']') {
-        ++m_pos;
-        return v;
-      }
-      do {
-        v.arr.push_back(value());
-      } while (peek() == ',' && ++m_pos);
-      expect(']');
-    } else if (c == '"') {
-      v.kind = json::type::string;
-      v.str = string();
-    } else if (literal("true")) {
-      v.kind = json::type::boolean;
-      v.b = true;
-    } else if (literal("false")) {
-      v.kind = json::type::boolean;
-    } else if (literal("null")) {
-    } else {
-      const char* begin = m_t.data() + m_pos;
-      char* end = nullptr;
-      v.num = std::strtod(begin, &end);
-      if (end == begin) fail("unexpected character");
-      v.kind = json::type::number;
-      m_pos += static_cast<std::size_t>(end - begin);
-    }
-    return v;
-  }
-  std::string_view m_t;
-  std::size_t m_pos = 0;
 };
 
 }  // namespace strata::test

@@ -1,9 +1,10 @@
 // placement_plan reports: JSON, placement table, tier table.
-#include <strata/topology/ext/json_writer.hpp>
 #include <strata/topology/placement.hpp>
 
 #include <cstdio>
 #include <sstream>
+
+#include "topology_json.hpp"
 
 namespace strata {
 namespace {
@@ -16,53 +17,41 @@ std::string worker_list(const std::vector<unsigned>& ws) {
 }  // namespace
 
 std::string placement_plan::to_json() const {
-  json_writer w;
-  w.begin_object();
-  w.key("topology"); w.raw(m_machine.to_json());
-  w.key("places"); w.value(m_places);
-  w.key("bind"); w.value(to_string(m_bind));
-  w.key("pinned"); w.value(pins());
-  w.key("num_workers"); w.value(static_cast<unsigned long>(m_workers.size()));
-  w.key("placement");
-  w.begin_array();
+  using nlohmann::ordered_json;
+  ordered_json placement = ordered_json::array();
   for (const auto& p : m_workers) {
-    w.begin_object();
-    w.key("worker"); w.value(p.worker);
-    w.key("pu"); w.value(p.pu_os_index);
-    w.key("core"); w.value(p.core);
-    w.key("l3"); w.value(p.l3);
-    w.key("numa_node"); w.value(p.numa_node);
-    w.key("package"); w.value(p.package);
-    w.end_object();
+    placement.push_back({{"worker", p.worker},
+                         {"pu", p.pu_os_index},
+                         {"core", p.core},
+                         {"l3", p.l3},
+                         {"numa_node", p.numa_node},
+                         {"package", p.package}});
   }
-  w.end_array();
-  w.key("tiers");
-  w.begin_array();
+  // "tiers": per worker, its tiers' worker lists; "tier_kinds": per worker,
+  // the kind and distance of the same tiers.
+  ordered_json tiers = ordered_json::array();
+  ordered_json tier_kinds = ordered_json::array();
   for (const auto& tl : m_tiers) {
-    w.begin_array();
-    for (const auto& t : tl) w.int_array(t.workers);
-    w.end_array();
-  }
-  w.end_array();
-  w.key("tier_kinds");
-  w.begin_array();
-  for (const auto& tl : m_tiers) {
-    w.begin_array();
+    ordered_json workers = ordered_json::array();
+    ordered_json kinds = ordered_json::array();
     for (const auto& t : tl) {
-      w.begin_object();
-      w.key("kind"); w.value(to_string(t.kind));
-      w.key("distance"); w.value(t.distance);
-      w.end_object();
+      workers.push_back(t.workers);
+      kinds.push_back({{"kind", to_string(t.kind)}, {"distance", t.distance}});
     }
-    w.end_array();
+    tiers.push_back(std::move(workers));
+    tier_kinds.push_back(std::move(kinds));
   }
-  w.end_array();
-  w.key("notes");
-  w.begin_array();
-  for (const auto& n : m_notes) w.value(n);
-  w.end_array();
-  w.end_object();
-  return w.str();
+  ordered_json j;
+  j["topology"] = detail::topology_json(m_machine);
+  j["places"] = m_places;
+  j["bind"] = to_string(m_bind);
+  j["pinned"] = pins();
+  j["num_workers"] = m_workers.size();
+  j["placement"] = std::move(placement);
+  j["tiers"] = std::move(tiers);
+  j["tier_kinds"] = std::move(tier_kinds);
+  j["notes"] = m_notes;
+  return detail::json_text(j);
 }
 
 std::string placement_plan::placement_table() const {

@@ -1,10 +1,11 @@
 // topology::to_json() and topology::describe(): the machine as JSON and as an
 // lstopo-like tree with the distance matrix.
-#include <strata/topology/ext/json_writer.hpp>
 #include <strata/topology/topology.hpp>
 
 #include <cstdio>
 #include <sstream>
+
+#include "topology_json.hpp"
 
 namespace strata {
 namespace {
@@ -21,88 +22,65 @@ std::string mib(std::uint64_t bytes) {
 
 }  // namespace
 
-std::string topology::to_json() const {
-  json_writer w;
-  w.begin_object();
-  w.key("source"); w.value(source());
-  w.key("this_system"); w.value(is_this_system());
-  w.key("packages");
-  w.begin_array();
-  for (const auto& p : packages()) {
-    w.begin_object();
-    w.key("id"); w.value(p.id);
-    w.key("os_index"); w.value(p.os_index);
-    w.key("numa_nodes"); w.int_array(p.numa_nodes);
-    w.key("cores"); w.int_array(p.cores);
-    w.end_object();
+namespace detail {
+
+nlohmann::ordered_json topology_json(const topology& t) {
+  using nlohmann::ordered_json;
+  ordered_json packages = ordered_json::array();
+  for (const auto& p : t.packages()) {
+    packages.push_back({{"id", p.id}, {"os_index", p.os_index}, {"numa_nodes", p.numa_nodes}, {"cores", p.cores}});
   }
-  w.end_array();
-  w.key("numa_nodes");
-  w.begin_array();
-  for (const auto& n : numa_nodes()) {
-    w.begin_object();
-    w.key("id"); w.value(n.id);
-    w.key("os_index"); w.value(n.os_index);
-    w.key("memory_bytes"); w.value(static_cast<unsigned long long>(n.memory_bytes));
-    w.key("cores"); w.int_array(n.cores);
-    w.end_object();
+  ordered_json numa_nodes = ordered_json::array();
+  for (const auto& n : t.numa_nodes()) {
+    numa_nodes.push_back(
+        {{"id", n.id}, {"os_index", n.os_index}, {"memory_bytes", n.memory_bytes}, {"cores", n.cores}});
   }
-  w.end_array();
-  w.key("l3_groups");
-  w.begin_array();
-  for (const auto& l : l3_groups()) {
-    w.begin_object();
-    w.key("id"); w.value(l.id);
-    w.key("size_bytes"); w.value(static_cast<unsigned long long>(l.size_bytes));
-    w.key("cores"); w.int_array(l.cores);
-    w.end_object();
+  ordered_json l3_groups = ordered_json::array();
+  for (const auto& l : t.l3_groups()) {
+    l3_groups.push_back({{"id", l.id}, {"size_bytes", l.size_bytes}, {"cores", l.cores}});
   }
-  w.end_array();
-  w.key("cores");
-  w.begin_array();
-  for (const auto& c : cores()) {
-    w.begin_object();
-    w.key("id"); w.value(c.id);
-    w.key("pus"); w.int_array(c.pus);
-    w.key("l3"); w.value(c.l3);
-    w.key("numa_node"); w.value(c.numa_node);
-    w.key("package"); w.value(c.package);
-    w.end_object();
+  ordered_json cores = ordered_json::array();
+  for (const auto& c : t.cores()) {
+    cores.push_back(
+        {{"id", c.id}, {"pus", c.pus}, {"l3", c.l3}, {"numa_node", c.numa_node}, {"package", c.package}});
   }
-  w.end_array();
-  w.key("pus");
-  w.begin_array();
-  for (const auto& p : pus()) {
-    w.begin_object();
-    w.key("os_index"); w.value(p.os_index);
-    w.key("logical"); w.value(p.logical);
-    w.key("core"); w.value(p.core);
-    w.key("l3"); w.value(p.l3);
-    w.key("numa_node"); w.value(p.numa_node);
-    w.key("package"); w.value(p.package);
-    w.end_object();
+  ordered_json pus = ordered_json::array();
+  for (const auto& p : t.pus()) {
+    pus.push_back({{"os_index", p.os_index},
+                   {"logical", p.logical},
+                   {"core", p.core},
+                   {"l3", p.l3},
+                   {"numa_node", p.numa_node},
+                   {"package", p.package}});
   }
-  w.end_array();
-  w.key("distances");
-  w.begin_array();
-  const int n = static_cast<int>(num_numa_nodes());
+  ordered_json distances = ordered_json::array();
+  const int n = static_cast<int>(t.num_numa_nodes());
   for (int a = 0; a < n; ++a) {
-    w.begin_array();
-    for (int b = 0; b < n; ++b) w.value(numa_distance(a, b));
-    w.end_array();
+    ordered_json row = ordered_json::array();
+    for (int b = 0; b < n; ++b) row.push_back(t.numa_distance(a, b));
+    distances.push_back(std::move(row));
   }
-  w.end_array();
-  w.key("distances_source"); w.value(distances_from_hwloc() ? "hwloc" : "default (10 local, 20 remote)");
-  w.key("limits");
-  w.begin_object();
-  w.key("machine_pus"); w.value(format_cpu_list(limits().machine_pus));
-  w.key("allowed_pus"); w.value(format_cpu_list(limits().allowed_pus));
-  w.key("bound_pus"); w.value(format_cpu_list(limits().bound_pus));
-  w.key("usable_pus"); w.value(format_cpu_list(limits().usable_pus));
-  w.end_object();
-  w.end_object();
-  return w.str();
+  const cpu_limits& l = t.limits();
+  ordered_json j;
+  j["source"] = t.source();
+  j["this_system"] = t.is_this_system();
+  j["packages"] = std::move(packages);
+  j["numa_nodes"] = std::move(numa_nodes);
+  j["l3_groups"] = std::move(l3_groups);
+  j["cores"] = std::move(cores);
+  j["pus"] = std::move(pus);
+  j["distances"] = std::move(distances);
+  j["distances_source"] = t.distances_from_hwloc() ? "hwloc" : "default (10 local, 20 remote)";
+  j["limits"] = {{"machine_pus", format_cpu_list(l.machine_pus)},
+                 {"allowed_pus", format_cpu_list(l.allowed_pus)},
+                 {"bound_pus", format_cpu_list(l.bound_pus)},
+                 {"usable_pus", format_cpu_list(l.usable_pus)}};
+  return j;
 }
+
+}  // namespace detail
+
+std::string topology::to_json() const { return detail::json_text(detail::topology_json(*this)); }
 
 std::string topology::describe() const {
   std::ostringstream o;

@@ -1,5 +1,6 @@
-// A small streaming JSON writer: strata-info, runtime_stats::to_json() and
-// strata-bench all emit JSON through it so quoting and commas are right once.
+// A small streaming JSON writer. Its last user is runtime_stats::to_json()
+// (runtime/src/stats.cpp); the other reports and strata-bench write JSON with
+// nlohmann-json, and this header goes once stats.cpp does too.
 //
 //   json_writer w;
 //   w.begin_object(); w.key("workers"); w.value(4); w.end_object();
