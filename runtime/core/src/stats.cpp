@@ -4,7 +4,7 @@
 
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/stats.hpp>
-#include <strata/topology/ext/json_writer.hpp>
+#include <nlohmann/json.hpp>
 
 namespace strata {
 namespace {
@@ -97,53 +97,44 @@ std::uint64_t runtime_stats::total_stolen() const noexcept {
 }
 
 std::string runtime_stats::to_json() const {
-  json_writer j;
-  j.begin_object();
-  j.key("external_submits"); j.value(static_cast<unsigned long long>(external_submits));
-  j.key("total_executed"); j.value(static_cast<unsigned long long>(total_executed()));
-  j.key("total_stolen"); j.value(static_cast<unsigned long long>(total_stolen()));
-  j.key("workers");
-  j.begin_array();
+  using json = nlohmann::ordered_json;
+  json out;
+  out["external_submits"] = external_submits;
+  out["total_executed"] = total_executed();
+  out["total_stolen"] = total_stolen();
+  json list = json::array();
   for (const auto& w : workers) {
-    j.begin_object();
-    j.key("worker"); j.value(w.worker);
-    j.key("pu"); j.value(w.pu);
-    j.key("numa_node"); j.value(w.numa_node);
-    j.key("pinned"); j.value(w.pinned);
-    j.key("tasks_executed"); j.value(static_cast<unsigned long long>(w.tasks_executed));
-    j.key("tasks_spawned"); j.value(static_cast<unsigned long long>(w.tasks_spawned));
-    j.key("tasks_stolen"); j.value(static_cast<unsigned long long>(w.tasks_stolen));
-    j.key("steals_by_tier");
-    j.begin_array();
+    json j;
+    j["worker"] = w.worker;
+    j["pu"] = w.pu;
+    j["numa_node"] = w.numa_node;
+    j["pinned"] = w.pinned;
+    j["tasks_executed"] = w.tasks_executed;
+    j["tasks_spawned"] = w.tasks_spawned;
+    j["tasks_stolen"] = w.tasks_stolen;
+    json tiers = json::array();
     for (std::size_t k = 0; k < w.steals_by_tier.size(); ++k) {
-      j.begin_object();
-      j.key("tier"); j.value(static_cast<unsigned long>(k));
-      j.key("kind"); j.value(w.tier_kinds[k]);
-      j.key("steals"); j.value(static_cast<unsigned long long>(w.steals_by_tier[k]));
-      j.end_object();
+      tiers.push_back({{"tier", k}, {"kind", w.tier_kinds[k]}, {"steals", w.steals_by_tier[k]}});
     }
-    j.end_array();
-    j.key("steal_attempts"); j.value(static_cast<unsigned long long>(w.steal_attempts));
-    j.key("steal_failures"); j.value(static_cast<unsigned long long>(w.steal_failures));
-    j.key("injector_tasks"); j.value(static_cast<unsigned long long>(w.injector_tasks));
-    j.key("inbox_tasks"); j.value(static_cast<unsigned long long>(w.inbox_tasks));
-    j.key("inbox_depth"); j.value(static_cast<unsigned long long>(w.inbox_depth));
-    j.key("deque_high_water"); j.value(static_cast<unsigned long long>(w.deque_high_water));
-    j.key("publishes"); j.value(static_cast<unsigned long long>(w.publishes));
-    j.key("parks"); j.value(static_cast<unsigned long long>(w.parks));
-    j.key("wakeups"); j.value(static_cast<unsigned long long>(w.wakeups));
-    j.key("boxed_tasks"); j.value(static_cast<unsigned long long>(w.boxed_tasks));
-    j.key("detached_exceptions"); j.value(static_cast<unsigned long long>(w.detached_exceptions));
-    for (const auto& [name, value] : w.counters) {
-      j.key(name); j.value(static_cast<unsigned long long>(value));
-    }
-    j.key("busy_s"); j.value(w.busy_s);
-    j.key("idle_s"); j.value(w.idle_s);
-    j.end_object();
+    j["steals_by_tier"] = std::move(tiers);
+    j["steal_attempts"] = w.steal_attempts;
+    j["steal_failures"] = w.steal_failures;
+    j["injector_tasks"] = w.injector_tasks;
+    j["inbox_tasks"] = w.inbox_tasks;
+    j["inbox_depth"] = w.inbox_depth;
+    j["deque_high_water"] = w.deque_high_water;
+    j["publishes"] = w.publishes;
+    j["parks"] = w.parks;
+    j["wakeups"] = w.wakeups;
+    j["boxed_tasks"] = w.boxed_tasks;
+    j["detached_exceptions"] = w.detached_exceptions;
+    for (const auto& [name, value] : w.counters) j[name] = value;
+    j["busy_s"] = w.busy_s;
+    j["idle_s"] = w.idle_s;
+    list.push_back(std::move(j));
   }
-  j.end_array();
-  j.end_object();
-  return j.str();
+  out["workers"] = std::move(list);
+  return out.dump();
 }
 
 }  // namespace strata
