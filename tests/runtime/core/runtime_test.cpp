@@ -4,17 +4,16 @@
 // callables. Futures, task groups, loops and parking have files of their
 // own (future_test, task_group_test, loop_test, parking_test).
 #include <gtest/gtest.h>
+#include <strata/runtime/ext/core.hpp>
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/task_group.hpp>
 
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "json_reader.hpp"
@@ -54,28 +53,43 @@ TEST(Runtime, WaitIdleInsideATaskIsAnError) {
 }
 
 // wait_idle returns only after a finished task's callable is destroyed (its
-// captures' destructors may touch what the caller frees next).
+// captures' destructors may touch what the caller frees next). wait_idle
+// waits until every task is counted executed, and a task is counted only
+// after its callable was destroyed: the capture's destructor reads the
+// counts wait_idle reads and must not find its own task among them (so no
+// sleep in the destructor is needed to give an early wait_idle its chance).
 TEST(Runtime, WaitIdleWaitsForTheCallablesDestructor) {
   strata::runtime rt{workers(2)};
   static std::atomic<int> destroyed{0};
-  struct slow_capture {
+  static std::atomic<std::uint64_t> executed_at_destruction{0};
+  static const strata::detail::runtime_core* core = nullptr;
+  core = &rt.core();
+  struct observed_capture {
     bool live = true;
-    slow_capture() = default;
-    slow_capture(slow_capture&& o) noexcept : live(o.live) { o.live = false; }
-    ~slow_capture() {
+    observed_capture() = default;
+    observed_capture(observed_capture&& o) noexcept : live(o.live) { o.live = false; }
+    ~observed_capture() {
       if (!live) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::uint64_t executed = 0;
+      for (const auto& w : core->workers) executed += w->counters.executed.get();
+      executed_at_destruction.store(executed);
       destroyed.fetch_add(1);
     }
   };
-  int early = 0;
+  int early = 0, counted_early = 0;
   for (int round = 0; round < 10; ++round) {
     destroyed = 0;
-    rt.spawn([c = slow_capture{}] { (void)c; });
+    rt.spawn([c = observed_capture{}] { (void)c; });
     rt.wait_idle();
     early += destroyed.load() != 1;
+    // Before this round's task: the tasks of the rounds before.
+    counted_early += executed_at_destruction.load() != static_cast<std::uint64_t>(round);
   }
   EXPECT_EQ(early, 0) << "rounds where wait_idle returned before the capture was destroyed";
+  EXPECT_EQ(counted_early, 0) << "rounds where the task was counted executed (so wait_idle could return) "
+                                 "while its capture was not destroyed yet";
+  EXPECT_EQ(rt.stats().total_executed(), 10u);
+  core = nullptr;
 }
 
 TEST(Runtime, DetachedExceptionIsCounted) {
