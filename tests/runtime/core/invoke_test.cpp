@@ -191,8 +191,13 @@ TEST(ParallelInvoke, AStolenFirstCallablesExceptionIsRethrownAfterTheJoin) {
 // callable is the usage_error of waiting on your own group, whether the
 // first callable runs inline or on a thief (a stolen one used to run
 // outside g and hang). Stolen: the second callable keeps its worker busy
-// until the first has run (a handshake on a flag the first sets, bounded),
-// so an idle worker must steal it.
+// until the first has run on the other worker (a handshake on a flag the
+// first sets). The first callable's frame sits in the private part of the
+// deque, which its owner shares when a thief asks, at its next spawn: so
+// the second callable, like a task that spawns, spawns a no-op once the
+// other worker asked (a handshake on the deque's request flag), and the
+// thief steals the frame. (A sleep in the second callable, as before,
+// shares nothing: the first callable then mostly ran inline after it.)
 enum class first_callable { inline_after_the_second, stolen_while_the_second_waits };
 
 struct join_case {
@@ -207,9 +212,8 @@ TEST_P(WaitOnTheCallersGroup, FromTheFirstCallableIsAnError) {
   const bool stolen = GetParam().how == first_callable::stolen_while_the_second_waits;
   strata::runtime rt{workers(2)};
   std::atomic<int> errors{0};
-  std::atomic<bool> first_done{false};
+  std::atomic<bool> first_done{false}, second_saw_first{false};
   std::atomic<int> first_worker{-1}, second_worker{-1};
-  std::atomic<bool> second_saw_first{false};
   rt.submit([&] {
       strata::task_group g;
       g.run([&] {
@@ -225,11 +229,16 @@ TEST_P(WaitOnTheCallersGroup, FromTheFirstCallableIsAnError) {
             },
             [&] {
               second_worker = static_cast<int>(strata::this_worker()->value);
-              if (stolen) second_saw_first = strata::test::eventually([&] { return first_done.load(); });
+              if (!stolen) return;
+              const auto& mine = strata::detail::current_worker()->deque;
+              (void)strata::test::eventually([&] { return first_done.load() || mine.requested(); });
+              if (!first_done.load()) rt.spawn([] {});  // shares the private part: the frame, the oldest
+              second_saw_first = strata::test::eventually([&] { return first_done.load(); });
             });
       });
       g.wait();
     }).get();
+  rt.wait_idle();
   EXPECT_EQ(errors.load(), 1) << GetParam();
   if (stolen) {
     EXPECT_TRUE(second_saw_first.load()) << "no worker stole the first callable while the second waited";
