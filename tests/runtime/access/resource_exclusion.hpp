@@ -9,7 +9,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <ostream>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -30,6 +32,26 @@ struct shadow {
 // (future or detached), or a body too large for a frame (a heap request
 // from the start).
 enum class submission { future_in_frame, detached_in_frame, future_on_heap };
+
+inline const char* name_of(submission how) {
+  switch (how) {
+    case submission::future_in_frame: return "future_in_frame";
+    case submission::detached_in_frame: return "detached_in_frame";
+    case submission::future_on_heap: return "future_on_heap";
+  }
+  return "unknown";
+}
+inline std::ostream& operator<<(std::ostream& os, submission how) { return os << name_of(how); }
+
+// Every way of submitting, for a TEST_P over them, and its case names.
+inline const auto k_all_submissions =
+    ::testing::Values(submission::future_in_frame, submission::detached_in_frame, submission::future_on_heap);
+struct submission_name {
+  template <class Info>
+  std::string operator()(const Info& info) const {
+    return name_of(info.param);
+  }
+};
 
 struct exclusion_state {
   std::vector<shadow> sh;

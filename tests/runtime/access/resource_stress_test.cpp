@@ -10,9 +10,10 @@
 
 #include <strata/strata.hpp>
 
-#include "runtime_config.hpp"
-
+#include "eventually.hpp"
+#include "lock_waiters.hpp"
 #include "resource_exclusion.hpp"
+#include "runtime_config.hpp"
 #include "scale.hpp"
 
 namespace {
@@ -25,12 +26,14 @@ TEST(LockModeStress, MillionDetachedTasksOver64ResourcesNeverConflict) {
   strata::test::exclusion_run(strata::test::scaled(1'000'000), 2, submission::detached_in_frame);
 }
 
-TEST(LockModeStress, FourWorkersOversubscribed) {
-  for (submission how : {submission::future_in_frame, submission::detached_in_frame, submission::future_on_heap}) {
-    SCOPED_TRACE(static_cast<int>(how));
-    strata::test::exclusion_run(strata::test::scaled(200'000), 4, how);
-  }
+class LockModeStressSubmissions : public ::testing::TestWithParam<submission> {};
+
+TEST_P(LockModeStressSubmissions, FourWorkersOversubscribed) {
+  strata::test::exclusion_run(strata::test::scaled(200'000), 4, GetParam());
 }
+
+INSTANTIATE_TEST_SUITE_P(Submissions, LockModeStressSubmissions, strata::test::k_all_submissions,
+                         strata::test::submission_name{});
 
 // A body whose move throws on the workers: a refused frame cannot become a
 // heap request (as if out of memory) and fails instead.
@@ -65,10 +68,17 @@ TEST(LockModeStress, ARefusedFrameThatCannotQueueLeavesNoTaskStuck) {
       holding.store(true);
       while (!release.load()) std::this_thread::yield();
     });
+    struct let_go_on_exit {
+      std::atomic<bool>& flag;
+      ~let_go_on_exit() { flag.store(true); }
+    } let_go{release};
     while (!holding.load()) std::this_thread::yield();
     // Past admission: later submissions are frames even while b is held.
+    // The first 192 are queued at submission, the rest once a worker ran
+    // them from the injector: wait until all 400 wait (a handshake).
     for (int i = 0; i < 400; ++i) rt.spawn_with_access({strata::write(c)}, [] {});
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(strata::test::eventually([&] { return strata::test::blocked_on(c) == 400; }))
+        << "c's 400 requests never all reached the queues: " << strata::test::blocked_on(c);
     std::atomic<bool> stop{false};
     std::thread spammer([&] {
       while (!stop.load()) {

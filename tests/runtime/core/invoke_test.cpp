@@ -9,11 +9,14 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "eventually.hpp"
+#include "param_name.hpp"
 #include "runtime_config.hpp"
 
 namespace {
@@ -29,31 +32,53 @@ long fib(int n) {
   return x + y;
 }
 
-TEST(ParallelInvoke, FibGivesTheRightValueAndCountsOneTaskPerJoin) {
-  for (unsigned n : {1u, 2u, 3u}) {
-    strata::runtime rt{workers(n)};
-    EXPECT_EQ(rt.submit([] { return fib(25); }).get(), 75025);
-    rt.wait_idle();
-    // fib(25) has fib(26) - 1 = 121392 internal calls, each one join frame,
-    // plus the submitted root: whether a frame was joined inline or stolen,
-    // it counts once.
-    const strata::runtime_stats s = rt.stats();
-    EXPECT_EQ(s.total_executed(), 121393u) << n << " workers";
-    // Each join frame is pushed once, on its caller's worker (the root came
-    // from outside: an external submit, not a push).
-    std::uint64_t spawned = 0;
-    for (const auto& w : s.workers) spawned += w.tasks_spawned;
-    EXPECT_EQ(spawned, 121392u) << n << " workers";
-    // Run it again: every figure doubles (the second root included).
-    EXPECT_EQ(rt.submit([] { return fib(25); }).get(), 75025);
-    rt.wait_idle();
-    const strata::runtime_stats t = rt.stats();
-    std::uint64_t spawned_twice = 0;
-    for (const auto& w : t.workers) spawned_twice += w.tasks_spawned;
-    EXPECT_EQ(t.total_executed(), 2u * 121393u) << n << " workers";
-    EXPECT_EQ(spawned_twice, 2u * 121392u) << n << " workers";
-  }
+class InvokeWorkers : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(InvokeWorkers, FibGivesTheRightValueAndCountsOneTaskPerJoin) {
+  const unsigned n = GetParam();
+  strata::runtime rt{workers(n)};
+  EXPECT_EQ(rt.submit([] { return fib(25); }).get(), 75025);
+  rt.wait_idle();
+  // fib(25) has fib(26) - 1 = 121392 internal calls, each one join frame,
+  // plus the submitted root: whether a frame was joined inline or stolen,
+  // it counts once.
+  const strata::runtime_stats s = rt.stats();
+  EXPECT_EQ(s.total_executed(), 121393u) << n << " workers";
+  // Each join frame is pushed once, on its caller's worker (the root came
+  // from outside: an external submit, not a push).
+  std::uint64_t spawned = 0;
+  for (const auto& w : s.workers) spawned += w.tasks_spawned;
+  EXPECT_EQ(spawned, 121392u) << n << " workers";
+  // Run it again: every figure doubles (the second root included).
+  EXPECT_EQ(rt.submit([] { return fib(25); }).get(), 75025);
+  rt.wait_idle();
+  const strata::runtime_stats t = rt.stats();
+  std::uint64_t spawned_twice = 0;
+  for (const auto& w : t.workers) spawned_twice += w.tasks_spawned;
+  EXPECT_EQ(t.total_executed(), 2u * 121393u) << n << " workers";
+  EXPECT_EQ(spawned_twice, 2u * 121392u) << n << " workers";
 }
+
+// A throwing second callable: the first still runs and is joined, and the
+// second's exception leaves, on one worker (the first runs inline) and on
+// two (it may be stolen).
+TEST_P(InvokeWorkers, AThrowingSecondCallableStillRunsAndJoinsTheFirst) {
+  const unsigned n = GetParam();
+  strata::runtime rt{workers(n)};
+  std::atomic<int> first_runs{0};
+  auto f = rt.submit([&] {
+    strata::parallel_invoke([&] { first_runs.fetch_add(1); }, [] { throw std::logic_error("second"); });
+  });
+  EXPECT_THROW(f.get(), std::logic_error);
+  EXPECT_EQ(first_runs.load(), 1) << n << " workers";
+  // Both throw: the second's (the caller's own) exception leaves.
+  auto g = rt.submit([] {
+    strata::parallel_invoke([] { throw std::runtime_error("first"); }, [] { throw std::logic_error("second"); });
+  });
+  EXPECT_THROW(g.get(), std::logic_error) << n << " workers";
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, InvokeWorkers, ::testing::Values(1u, 2u, 3u), strata::test::workers_name{});
 
 // Inline joins are tasks for the fairness poll too: a single worker deep in a
 // recursion that never leaves its private deque still serves its inbox
@@ -131,23 +156,6 @@ TEST(ParallelInvoke, AnExceptionOfTheFirstCallableRunInlineReachesTheCaller) {
   EXPECT_EQ(rt.submit([] { return fib(10); }).get(), 55) << "the worker goes on";
 }
 
-TEST(ParallelInvoke, AThrowingSecondCallableStillRunsAndJoinsTheFirst) {
-  for (unsigned n : {1u, 2u}) {
-    strata::runtime rt{workers(n)};
-    std::atomic<int> first_runs{0};
-    auto f = rt.submit([&] {
-      strata::parallel_invoke([&] { first_runs.fetch_add(1); }, [] { throw std::logic_error("second"); });
-    });
-    EXPECT_THROW(f.get(), std::logic_error);
-    EXPECT_EQ(first_runs.load(), 1) << n << " workers";
-    // Both throw: the second's (the caller's own) exception leaves.
-    auto g = rt.submit([] {
-      strata::parallel_invoke([] { throw std::runtime_error("first"); }, [] { throw std::logic_error("second"); });
-    });
-    EXPECT_THROW(g.get(), std::logic_error) << n << " workers";
-  }
-}
-
 TEST(ParallelInvoke, AStolenFirstCallablesExceptionIsRethrownAfterTheJoin) {
   strata::runtime rt{workers(2)};
   int stolen = 0;
@@ -182,31 +190,67 @@ TEST(ParallelInvoke, AStolenFirstCallablesExceptionIsRethrownAfterTheJoin) {
 // A task of group g calls parallel_invoke; waiting on g from the first
 // callable is the usage_error of waiting on your own group, whether the
 // first callable runs inline or on a thief (a stolen one used to run
-// outside g and hang).
-TEST(ParallelInvoke, WaitingOnTheCallersGroupFromTheFirstCallableIsAnErrorStolenOrNot) {
-  for (const bool give_time_to_steal : {false, true}) {
-    strata::runtime rt{workers(2)};
-    std::atomic<int> errors{0};
-    rt.submit([&] {
-        strata::task_group g;
-        g.run([&] {
-          strata::parallel_invoke(
-              [&] {
-                try {
-                  g.wait();
-                } catch (const strata::usage_error&) {
-                  errors.fetch_add(1);
-                }
-              },
-              [&] {
-                if (give_time_to_steal) std::this_thread::sleep_for(100ms);
-              });
-        });
-        g.wait();
-      }).get();
-    EXPECT_EQ(errors.load(), 1) << (give_time_to_steal ? "stolen" : "inline");
+// outside g and hang). Stolen: the second callable keeps its worker busy
+// until the first has run on the other worker (a handshake on a flag the
+// first sets). The first callable's frame sits in the private part of the
+// deque, which its owner shares when a thief asks, at its next spawn: so
+// the second callable, like a task that spawns, spawns a no-op once the
+// other worker asked (a handshake on the deque's request flag), and the
+// thief steals the frame. (A sleep in the second callable, as before,
+// shares nothing: the first callable then mostly ran inline after it.)
+enum class first_callable { inline_after_the_second, stolen_while_the_second_waits };
+
+struct join_case {
+  first_callable how;
+  const char* name;
+  friend std::ostream& operator<<(std::ostream& os, const join_case& c) { return os << c.name; }
+};
+
+class WaitOnTheCallersGroup : public ::testing::TestWithParam<join_case> {};
+
+TEST_P(WaitOnTheCallersGroup, FromTheFirstCallableIsAnError) {
+  const bool stolen = GetParam().how == first_callable::stolen_while_the_second_waits;
+  strata::runtime rt{workers(2)};
+  std::atomic<int> errors{0};
+  std::atomic<bool> first_done{false}, second_saw_first{false};
+  std::atomic<int> first_worker{-1}, second_worker{-1};
+  rt.submit([&] {
+      strata::task_group g;
+      g.run([&] {
+        strata::parallel_invoke(
+            [&] {
+              first_worker = static_cast<int>(strata::this_worker()->value);
+              try {
+                g.wait();
+              } catch (const strata::usage_error&) {
+                errors.fetch_add(1);
+              }
+              first_done.store(true);
+            },
+            [&] {
+              second_worker = static_cast<int>(strata::this_worker()->value);
+              if (!stolen) return;
+              const auto& mine = strata::detail::current_worker()->deque;
+              (void)strata::test::eventually([&] { return first_done.load() || mine.requested(); });
+              if (!first_done.load()) rt.spawn([] {});  // shares the private part: the frame, the oldest
+              second_saw_first = strata::test::eventually([&] { return first_done.load(); });
+            });
+      });
+      g.wait();
+    }).get();
+  rt.wait_idle();
+  EXPECT_EQ(errors.load(), 1) << GetParam();
+  if (stolen) {
+    EXPECT_TRUE(second_saw_first.load()) << "no worker stole the first callable while the second waited";
+    EXPECT_NE(first_worker.load(), second_worker.load()) << "the first callable was not stolen";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Joins, WaitOnTheCallersGroup,
+    ::testing::Values(join_case{first_callable::inline_after_the_second, "inline"},
+                      join_case{first_callable::stolen_while_the_second_waits, "stolen"}),
+    strata::test::row_name{});
 
 TEST(ParallelInvoke, OutsideAWorkerIsAUsageError) {
   try {

@@ -19,6 +19,7 @@
 #include <strata/runtime/ext/spawn.hpp>
 #include <strata/runtime/runtime.hpp>
 
+#include "eventually.hpp"
 #include "runtime_config.hpp"
 #include "scale.hpp"
 
@@ -28,6 +29,7 @@ using namespace std::chrono_literals;
 using strata::detail::runtime_core;
 using strata::detail::task;
 using strata::detail::worker;
+using strata::test::eventually;
 
 // Items posted by threads outside the workers for worker 0: a count of
 // posted and one of processed (the source is the only consumer).
@@ -88,17 +90,6 @@ item_system& attach(strata::runtime& rt) { return strata::detail::subsystem_of<i
 void post(strata::runtime& rt, item_source& s) {
   s.posted.fetch_add(1, std::memory_order_release);  // release: publishes the item to ready/poll
   strata::detail::notify_worker(*rt.core().workers[0]);
-}
-
-// Spins (yielding) until pred holds or the deadline passes; false on timeout.
-template <class P>
-bool eventually(P pred, std::chrono::seconds limit = 10s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::yield();
-  }
-  return true;
 }
 
 TEST(WorkSource, PolledCountedAndConsultedBeforeParkingWithNoLostWakeUp) {

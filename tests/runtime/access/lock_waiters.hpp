@@ -1,0 +1,29 @@
+// Test support for the lock-mode tests' handshakes: how many blocked
+// requests ask for a resource. The dispatcher counts them in the
+// resource's `waiters` (ext/lock_word.hpp; +1 when a request is queued,
+// whether at submission or refused when it ran, -1 when a release lets it
+// through), so a test can wait until the tasks it submitted are queued
+// instead of sleeping and hoping they are.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include <strata/access/resource.hpp>
+
+namespace strata::test {
+
+inline std::uint32_t blocked_on(const strata::resource& r) {
+  return r.state()->waiters.load(std::memory_order_seq_cst);  // seq_cst: as the dispatcher's RMWs
+}
+
+// Requests the workers put into the dispatcher's queues (lock mode's
+// "lock_requests_queued" counter): those refused when they ran on a worker,
+// not those a thread outside queued at submission.
+inline std::uint64_t queued_by_workers(const strata::runtime& rt) {
+  std::uint64_t n = 0;
+  for (const auto& w : rt.stats().workers) n += w.counter("lock_requests_queued");
+  return n;
+}
+
+}  // namespace strata::test
