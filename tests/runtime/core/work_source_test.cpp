@@ -105,7 +105,7 @@ TEST(WorkSource, PolledCountedAndConsultedBeforeParkingWithNoLostWakeUp) {
     // polling), after it asked the source k more times (spinning, or in its
     // parking re-check), or once it announced that it parks (then it is in
     // its re-check or asleep on its futex).
-    const unsigned mode = rng() % 3;
+    const auto mode = static_cast<unsigned>(rng() % 3);
     const std::uint64_t calls = src.ready_calls.load(std::memory_order_relaxed);
     const std::uint64_t parks = w0.counters.parks.get();
     auto parking = [&w0] { return w0.sleeping.load(std::memory_order_acquire) == 1; };
