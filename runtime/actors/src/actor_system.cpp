@@ -113,7 +113,7 @@ void send_message(actor_system& sys, task* t) {
   }
   worker* w = current_worker();
   if (w != nullptr && w->rt == &rt && w->index == a.worker()) {
-    send_local(sys, *w, t);
+    send_local(sys.at(w->index), *w, t);
     return;
   }
   t->sink = static_cast<std::uint8_t>(sys.sink);

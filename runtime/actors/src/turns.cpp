@@ -209,8 +209,7 @@ void deliver(actor_worker& aw, task* t, bool from_inbox) noexcept {
   dead_letter(aw, t);
 }
 
-void send_local(actor_system& sys, worker& w, task* t) noexcept {
-  actor_worker& aw = sys.at(w.index);
+void send_local(actor_worker& aw, worker& w, task* t) noexcept {
   const actor_address a = actor_address::from_bits(t->tag);
   w.counters.spawned.add();  // handled (or dead-lettered) later: wait_idle waits for it
   actor_slot* s = aw.table.find(a.slot());

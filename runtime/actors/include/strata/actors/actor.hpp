@@ -212,11 +212,11 @@ class actor_ref {
  public:
   actor_ref() = default;
   actor_ref(detail::runtime_core* rt, detail::actor_system* sys, actor_address a) noexcept
-      : m_rt(rt), m_sys(sys), m_address(a) {}
+      : m_rt(rt), m_sys(sys), m_home(sys != nullptr ? sys->home_of(a) : nullptr), m_address(a) {}
   // A handle to address `a` of the runtime rt (a test or the MPI bridge
   // naming an address it got by value).
   actor_ref(detail::runtime_core* rt, actor_address a)
-      : m_rt(rt), m_sys(rt != nullptr ? &detail::actors_of(*rt) : nullptr), m_address(a) {}
+      : actor_ref(rt, rt != nullptr ? &detail::actors_of(*rt) : nullptr, a) {}
 
   actor_address address() const noexcept { return m_address; }
   bool valid() const noexcept { return m_rt != nullptr && m_address.valid(); }
@@ -244,7 +244,7 @@ class actor_ref {
         if (detail::task* t = w->pool.try_allocate()) {
           detail::fill_message(t, m_address, F{std::forward<M>(m)});
           if (detail::is_on(*m_sys, *w, m_address)) {
-            detail::send_local(*m_sys, *w, t);
+            detail::send_local(*m_home, *w, t);
           } else {
             detail::send_message(*m_sys, t);
           }
@@ -280,7 +280,7 @@ class actor_ref {
     detail::worker* w = detail::current_worker();
     if (w != nullptr && w->rt == m_rt && detail::is_on(*m_sys, *w, m_address)) {
       // Same worker: straight into the mailbox, no routing.
-      detail::send_local(*m_sys, *w, detail::make_message(*m_sys, m_address, F{std::forward<M>(m)}));
+      detail::send_local(*m_home, *w, detail::make_message(*m_sys, m_address, F{std::forward<M>(m)}));
       return;
     }
     detail::send_message(*m_sys, detail::make_message(*m_sys, m_address, F{std::forward<M>(m)}));
@@ -290,6 +290,10 @@ class actor_ref {
   }
   detail::runtime_core* m_rt = nullptr;
   detail::actor_system* m_sys = nullptr;
+  // The actors of the address's worker (nullptr for another rank): a send
+  // on that worker goes to its mailbox through this, one dependent load
+  // fewer than through m_sys.
+  detail::actor_worker* m_home = nullptr;
   actor_address m_address;
 };
 

@@ -47,6 +47,11 @@ class actor_system final : public subsystem {
   void on_shutdown() noexcept override;  // stops the load monitor
 
   actor_worker& at(unsigned worker) const noexcept { return *m_workers[worker]; }
+  // The actors of the worker that `a` names, or nullptr for an address of
+  // another rank or of a worker this runtime does not have.
+  actor_worker* home_of(actor_address a) const noexcept {
+    return a.rank() == rank && a.worker() < m_workers.size() ? m_workers[a.worker()] : nullptr;
+  }
 
   runtime_core& core;
   // The rank bits of this runtime's addresses (0 until the MPI bridge sets
@@ -91,8 +96,8 @@ inline bool is_on(const actor_system& sys, const worker& w, actor_address a) noe
 }
 
 // Puts message t, addressed to an actor of w, into its mailbox (or makes it
-// a dead letter); called on w only (turns.cpp).
-void send_local(actor_system& sys, worker& w, task* t) noexcept;
+// a dead letter); called on w only, with aw the actors of w (turns.cpp).
+void send_local(actor_worker& aw, worker& w, task* t) noexcept;
 // Routes a message frame (tag = destination): the local mailbox, another
 // worker's inbox, or a usage_error for an address of another runtime
 // (actor_system.cpp).
