@@ -1,5 +1,5 @@
 // bank: 2,000,000 transfers between 4096 accounts, each transfer touching
-// exactly two accounts (seed 004's lock-mode benchmark).
+// exactly two accounts (the lock-mode benchmark).
 //
 //   for each (from, to, amount): balance[from] -= amount; balance[to] += amount;
 //

@@ -7,11 +7,8 @@
 // (rt.submit(...).get()), as OpenMP's version builds inside `single` on a
 // thread of its team and oneTBB's inside its arena: the builder is one of
 // the P threads, and its wait() helps run the graph. Built from the
-// harness thread instead, a third thread shares the 2 vCPUs with the two
-// workers while it adds the 2,600 tasks. Same process, rounds alternating
-// with libgomp (2-vCPU VM, fine tiles, 2 workers, 40 rounds, twice):
-// medians 24.7 and 24.8 ms built on a worker, 26.1 and 26.3 ms from the
-// harness thread; libgomp 26.6 and 25.6 ms.
+// harness thread instead, a third thread would share the cores with the P
+// workers while it adds the tasks.
 #include <vector>
 
 #include <strata/strata.hpp>

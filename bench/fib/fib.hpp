@@ -1,6 +1,6 @@
 // fib(30) without cutoff: every call with n >= 2 spawns fib(n-1) as a task,
 // computes fib(n-2) inline and joins. 2,692,537 tasks of almost no work, so
-// the time is the spawn/join fast path (perf-anchors §1, fib row).
+// the time is the spawn/join fast path.
 #pragma once
 
 #include <cstdint>

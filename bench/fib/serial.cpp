@@ -1,6 +1,7 @@
 // fib, serial baseline Ts: one plain call per node. noinline and an opaque
 // argument keep the compiler from folding or hoisting the recursion
-// (perf-anchors §4, "serial-baseline trap"); it may still unroll it.
+// (the serial-baseline trap: a compiler that sees the whole recursion
+// may reduce it to a loop); it may still unroll it.
 #include "fib/fib.hpp"
 
 namespace strata_bench::fib {

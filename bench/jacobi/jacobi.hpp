@@ -1,5 +1,5 @@
 // jacobi: 50 sweeps of the 2-D 5-point Jacobi stencil on an n x n grid of
-// doubles, n = 4096 (128 MiB per grid), as in perf-anchors §1 "2-D Jacobi":
+// doubles, n = 4096 (128 MiB per grid) (bench/README.md, "jacobi"):
 //
 //   dst[i][j] = 0.25 * ((src[i-1][j] + src[i+1][j]) + (src[i][j-1] + src[i][j+1]))
 //

@@ -17,8 +17,8 @@
 // run. A plain triad would rewrite the same values every pass and could not
 // tell a skipped chunk from a done one.
 //
-// Placement is the point of this benchmark (perf-anchors §1 "STREAM
-// triad"): every version allocates untouched pages (common/untouched.hpp or
+// Placement is the point of this benchmark: every version allocates
+// untouched pages (common/untouched.hpp or
 // strata's allocator) and decides who writes them first, outside the timed
 // region. serial: the calling thread. omp / tbb: their static loop, the one
 // the triad uses. strata: one record per placement (stream/strata_arrays.hpp).

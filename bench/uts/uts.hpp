@@ -11,7 +11,7 @@
 //               p = 1 / (1 + b); children = floor(log(1 - u) / log(1 - p))
 //   cap:        the binomial root at ceil(b0), every other node at 100
 //
-// Trees from perf-anchors §1 (their node counts are the check):
+// The standard UTS trees T1 and T3 (their node counts are the check):
 //   T1  -t 1 -a 3 -d 10 -b 4 -r 19                  4,130,071 nodes
 //   T3  -t 0 -b 2000 -q 0.124875 -m 8 -r 42          4,112,897 nodes, depth 1,572
 //

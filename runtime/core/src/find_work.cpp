@@ -4,9 +4,9 @@
 // messages for its actors, go to their work sources on the way), own deque
 // (LIFO), the work sources (an actor's turn), own NUMA node's injector,
 // steal tier by tier, other nodes' injectors. Every k_injector_period-th
-// task run also polls the inbox, the injector and the sources, so a worker
-// deep in a fork-join computation still serves them (run_task ->
-// fairness_poll, worker_loop.cpp).
+// task run (or productive poll of the sources) also polls the inbox, the
+// injector and the sources, so a worker deep in a fork-join computation
+// still serves them (run_task -> fairness_poll, run.cpp).
 //
 // Stealing: tiers come from the placement plan (nearest first). Within a
 // tier the first victim is random, then round robin. Within the NUMA node
@@ -145,11 +145,10 @@ std::size_t poll_sources(worker& w, std::size_t budget) noexcept {
 
 bool run_elsewhere(worker& w, bool far) noexcept {
   if (sources_of(w) != 0) {
-    if (const std::size_t ran = poll_sources(w, k_source_budget); ran != 0) {
-      // Each unit a source ran counts toward the fairness poll like a task,
-      // so a worker kept busy by its sources still serves its injector.
-      w.ticks_left -= static_cast<std::int32_t>(ran);
-      if (w.ticks_left <= 0) fairness_poll(w);
+    if (poll_sources(w, k_source_budget) != 0) {
+      // A productive poll counts toward the fairness poll like a task, so a
+      // worker kept busy by its sources still serves its injector.
+      if (--w.ticks_left <= 0) fairness_poll(w);
       return true;
     }
   }

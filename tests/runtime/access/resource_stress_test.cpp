@@ -50,10 +50,8 @@ struct throwing_move_body {
 // A frame {write(a), write(b)} refused on b holds a for a moment; a release
 // of a that re-evaluates meanwhile stops at a (write-locked). The refused
 // frame that fails must look at a's queue again, or tasks wait on a free a
-// until some later release (found by review: in about 1 of 3 runs of this
-// scenario for 4 s, 8 to 51 tasks still queued 5 s after the last refused
-// frame; the window is a few nanoseconds, so on a loaded machine it may
-// take many runs to hit). Rounds of 8 tasks on a while a thread keeps
+// until some later release (the window is a few nanoseconds, so it may take
+// many rounds to hit). Rounds of 8 tasks on a while a thread keeps
 // spawning such frames; every round must finish.
 TEST(LockModeStress, ARefusedFrameThatCannotQueueLeavesNoTaskStuck) {
   static_assert(strata::detail::k_access_in_frame<strata::detail::access_body_detached<throwing_move_body>>);

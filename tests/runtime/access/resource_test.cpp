@@ -127,8 +127,8 @@ INSTANTIATE_TEST_SUITE_P(Submissions, HotAccount,
 
 // A lock-mode task that holds write(a) and submits many tasks, one of which
 // waits for a: a submission must never run that waiter nested inside the
-// holder (it would wait forever for a lock its own caller holds). Found by
-// review when submissions helped beyond a backlog of 1,024 tasks.
+// holder (it would wait forever for a lock its own caller holds), however
+// long the backlog of submissions grows.
 class LockModeWorkers : public ::testing::TestWithParam<unsigned> {};
 
 TEST_P(LockModeWorkers, ASubmissionNeverRunsAWaiterInsideTheLockHolder) {
@@ -421,8 +421,8 @@ TEST(LockMode, ReadersOvertakeAWaitingWriterAtMostTheLimit) {
 // Two writers each refused by the other's ticket (X reads a and writes b,
 // Y writes a and reads b, front-run budgets spent): when the readers that
 // held a and b leave, both resources are free and both requests must run.
-// Found by review: Y took a for a moment (serving its own ticket), gave it
-// back, and nothing looked at a's queue again, where X waited forever.
+// The trap: Y takes a for a moment (serving its own ticket), gives it back,
+// and unless that moment makes a's queue get another look, X waits forever.
 TEST(LockMode, WritersRefusedByEachOthersTicketsBothRun) {
   strata::config c = strata::test::workers(4);
   c.reader_front_runs = 1;
@@ -463,9 +463,9 @@ TEST(LockMode, WritersRefusedByEachOthersTicketsBothRun) {
 }
 
 // Submitters outside the workers race shutdown() on one contended
-// resource: shutdown must finish (found by review: a request that got its
-// lock in the submitter's retry was refused the hand-over to a worker,
-// kept the lock, and shutdown waited forever). Every refusal is a clear
+// resource: shutdown must finish (a request that got its lock in the
+// submitter's retry must not be refused the hand-over to a worker, or it
+// keeps the lock and shutdown waits forever). Every refusal is a clear
 // runtime_error.
 TEST(LockMode, ShutdownWhileOutsideSubmittersContendFinishes) {
   for (int round = 0; round < 20; ++round) {

@@ -8,8 +8,8 @@
 //   tasks. poll(w, budget) runs at most `budget` units of the source's work
 //   without blocking and returns how many it ran; the worker loop calls it
 //   with a chain budget when its own deque is empty, and with a budget of 1
-//   at every fairness poll (every k_injector_period tasks or units run), so
-//   tasks, sources and the injector cannot starve each other.
+//   at every fairness poll (every k_injector_period tasks or productive
+//   polls), so tasks, sources and the injector cannot starve each other.
 // - ready() says, without running anything, whether poll would find work.
 //   The spin phase asks it, and so does the parking re-check: a worker that
 //   announced that it is about to sleep asks every source before it sleeps.
