@@ -1,5 +1,7 @@
 #include "harness/affinity.hpp"
 
+#include "common/bench.hpp"
+
 #if defined(STRATA_BENCH_HAVE_OPENMP) && !defined(STRATA_BENCH_LLVM_HELPER)
 #include <pthread.h>
 #include <sched.h>
@@ -47,6 +49,11 @@ void remember_main_thread_affinity() {
   }
 }
 
+unsigned process_cpus() {
+  if (!g_masks) return usable_cpus();
+  return static_cast<unsigned>(CPU_COUNT(&g_masks->all_places));
+}
+
 void set_main_thread_affinity_for(runtime_id r) {
   if (!g_masks) {
     return;
@@ -58,6 +65,7 @@ void set_main_thread_affinity_for(runtime_id r) {
 #else
 
 void remember_main_thread_affinity() {}
+unsigned process_cpus() { return usable_cpus(); }
 void set_main_thread_affinity_for(runtime_id /*r*/) {}
 
 #endif

@@ -18,8 +18,13 @@
 
 namespace strata_bench {
 
-// Call once, from main(), on the initial thread.
+// Call once, from main(), on the initial thread, before anything reads the
+// thread's CPUs.
 void remember_main_thread_affinity();
+// The CPUs the process may use: those of libgomp's places when it pinned the
+// initial thread to one of them, else the thread's own (usable_cpus). The
+// default thread list counts these.
+unsigned process_cpus();
 // The calling (initial) thread's CPUs for a configuration of runtime r.
 void set_main_thread_affinity_for(runtime_id r);
 

@@ -273,8 +273,12 @@ int run(const options& o) {
 int main(int argc, char** argv) {
   using namespace strata_bench;
   options o;
+  // Before the command line: libgomp may have pinned this thread to one CPU
+  // already (OMP_PROC_BIND, main.cpp's default), and the default thread
+  // list counts the process's CPUs, not that one.
+  remember_main_thread_affinity();
   try {
-    o = parse_cli(argc, argv, usable_cpus());
+    o = parse_cli(argc, argv, process_cpus());
   } catch (const cli_error& e) {
     std::cerr << "strata-bench: " << e.what() << "\n(strata-bench --help shows the usage)\n";
     return 2;
@@ -282,6 +286,5 @@ int main(int argc, char** argv) {
   if (!o.help && !o.list && !o.placement_report) {
     default_openmp_binding(argv, o.emit_records);
   }
-  remember_main_thread_affinity();
   return run(o);
 }
