@@ -1,5 +1,6 @@
 // The actor system of a runtime: attaching to the core, spawning, routing
 // (design in actor.hpp and ext/actor_system.hpp).
+#include <cstdio>
 #include <string>
 
 #include <strata/actors/actor.hpp>
@@ -41,7 +42,17 @@ actor_system::actor_system(runtime_core& c) : core(c), budget(c.settings.actor_b
   });
   // The monitor is a thread of the runtime's own: none under engine::external
   // (the runtime starts no threads) or deterministic_seed (a fixed schedule).
-  if (!core.external_engine && !core.deterministic) start_monitor(*this, core.settings.monitor_period_ms);
+  // The sources above already point at this object, so the constructor may
+  // not throw from here on: without its monitor thread the actors still run,
+  // only unmigrated.
+  if (!core.external_engine && !core.deterministic) {
+    try {
+      start_monitor(*this, core.settings.monitor_period_ms);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "strata: could not start the actor monitor thread (%s); actors will not migrate\n",
+                   e.what());
+    }
+  }
 }
 
 actor_system::~actor_system() { stop_monitor(*this); }

@@ -16,7 +16,21 @@
 // engine_mutex serialises passes and hosting claims: run_worker waits for a
 // pass to end, tick refuses while a worker is hosted, and a wait outside
 // the workers (future::get, task_group::wait, wait_idle) ticks on the
-// caller only while nobody hosts (drive_inline).
+// caller only while nobody hosts (drive_inline). With some workers hosted
+// and some not, wait_idle reports the unhosted worker after a grace period
+// (quiescence.cpp); a future or task_group wait blocks, as it would on a
+// worker that never runs, so a program waits with wait_idle first.
+//
+// The limit of inline mode: one thread, one stack. A task that waits inside
+// a pass runs the others from its wait, so a wait nested above another wait
+// on the same stack can only return after the inner one returns. A program
+// whose tasks wait on each other in both directions (task A waits for B,
+// which waits for something A does after its wait) finishes with threads
+// but not inline; so do two inline runtimes whose tasks wait on each other.
+//
+// Rejected: tick passes that yield to a waiting task's continuation (that
+// needs stackful tasks), and one thread per worker in inline mode (then it
+// is engine::owned).
 #include "engine.hpp"
 
 #include <pthread.h>
@@ -87,7 +101,8 @@ void require_external(const detail::runtime_core& rt, const char* api) {
 void require_outside_task(const char* api) {
   if (detail::current_worker() != nullptr) {
     throw usage_error(std::string("strata::runtime::") + api +
-                      " called from inside a task: the calling thread already runs a worker");
+                      " called on a thread that runs a worker (from inside a task, or on a run_worker host): "
+                      "call it from a thread outside every runtime's workers");
   }
 }
 
@@ -118,16 +133,20 @@ void runtime::run_worker(worker_id id) {
       throw usage_error("strata::runtime::run_worker: worker " + std::to_string(id.value) +
                         " is already hosted by another thread; each worker is hosted by one thread");
     }
-    w.hosted.store(1, std::memory_order_relaxed);
+    w.hosted.store(1, std::memory_order_release);  // release: read (acquire) by wait_idle's hosting check
     rt.hosts.fetch_add(1, std::memory_order_seq_cst);  // seq_cst: shutdown and wait_idle poll it
   }
   struct release {
     detail::runtime_core& rt;
     detail::worker& w;
     ~release() {
-      std::lock_guard lock(rt.engine_mutex);
-      w.hosted.store(0, std::memory_order_relaxed);
-      rt.hosts.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: as above
+      {
+        std::lock_guard lock(rt.engine_mutex);
+        w.hosted.store(0, std::memory_order_release);  // release: as above
+      }
+      // The last access to the runtime: once hosts is 0, shutdown may return
+      // and the runtime be destroyed (engine_mutex included).
+      rt.hosts.fetch_sub(1, std::memory_order_seq_cst);  // seq_cst: pairs with shutdown's loads
     }
   } leave{rt, w};
   affinity_guard affinity;

@@ -71,7 +71,10 @@ std::uint64_t now_ns() noexcept {
 // if it has one (a source may have been registered while w slept on the
 // futex, so both).
 void wake_sleeper(worker& w) noexcept {
-  if (work_source* s = w.idle_waiter.load(std::memory_order_acquire)) s->wake_idle();  // acquire: pairs with add_source
+  // seq_cst: with add_source's store and the parker's load, so a waker that
+  // misses the source claimed the worker before the parker read it, and the
+  // parker then sees sleeping == 0 and does not sleep in the source's wait.
+  if (work_source* s = w.idle_waiter.load(std::memory_order_seq_cst)) s->wake_idle();
   futex_wake(w.sleeping, 1);
 }
 
@@ -100,6 +103,7 @@ void stop_spinning_found_work(worker& w) noexcept {
 
 void cancel_park(worker& w) noexcept {
   if (w.sleeping.exchange(0, std::memory_order_seq_cst) == 1) {  // seq_cst: see wake_claim
+    // seq_cst: part of the idle protocol (as in wake_claim).
     const std::uint64_t prev = w.idle->word.fetch_sub(k_sleeper, std::memory_order_seq_cst);
     STRATA_ASSERT(sleepers_of(prev) != 0, "a parker was counted in its package's idle word");
   }
@@ -129,8 +133,9 @@ task* local_spin(worker& w, bool* source_ready) noexcept {
 // its own events too: then the worker searches again).
 void sleep(worker& w) noexcept {
   runtime_core& rt = *w.rt;
-  if (work_source* s = w.idle_waiter.load(std::memory_order_acquire)) {  // acquire: pairs with add_source
-    if (w.sleeping.load(std::memory_order_acquire) == 1 && !rt.stopping.load(std::memory_order_acquire)) {
+  if (work_source* s = w.idle_waiter.load(std::memory_order_seq_cst)) {  // seq_cst: see wake_sleeper
+    // seq_cst: after the load above (a waker's claim before it is seen here).
+    if (w.sleeping.load(std::memory_order_seq_cst) == 1 && !rt.stopping.load(std::memory_order_acquire)) {
       s->idle_wait(w);
     }
     return;
@@ -155,13 +160,13 @@ task* idle_phase(worker& w) {
   }
   // Spin cap, per package: at most about half its busy workers spin, and
   // one spins as long as anybody anywhere is busy (relaxed loads: a heuristic).
-  const std::uint64_t s = w.idle->word.load(std::memory_order_relaxed);
+  const std::uint64_t s = w.idle->word.load(std::memory_order_relaxed);  // relaxed: a heuristic
   const std::uint64_t in_pkg = w.idle->workers;
   const std::uint64_t idle_pkg = spinners_of(s) + sleepers_of(s) + 1;
   const std::uint64_t busy_pkg = in_pkg > idle_pkg ? in_pkg - idle_pkg : 0;
   std::uint64_t idle_all = 1;
   for (std::size_t p = 0; p < rt.num_packages; ++p) {
-    const std::uint64_t x = rt.idle[p].word.load(std::memory_order_relaxed);
+    const std::uint64_t x = rt.idle[p].word.load(std::memory_order_relaxed);  // relaxed: a heuristic
     idle_all += spinners_of(x) + sleepers_of(x);
   }
   const bool anyone_busy = rt.workers.size() > idle_all;
@@ -189,10 +194,11 @@ task* idle_phase(worker& w) {
       return found;
     }
   }
-  if (!rt.stopping.load(std::memory_order_acquire)) {
+  if (!rt.stopping.load(std::memory_order_acquire)) {  // acquire: pairs with shutdown's store (re-read below)
     // Two-phase park: announce, re-check everything, sleep or cancel. The
     // sleeper count goes up before `sleeping` does, so a waker that claims
-    // us (flips sleeping 1 -> 0) always finds us counted.
+    // us (flips sleeping 1 -> 0) always finds us counted. seq_cst, both: the
+    // announce of the protocol above (pairs with producers' fence + loads).
     w.idle->word.fetch_add(k_sleeper, std::memory_order_seq_cst);
     w.sleeping.store(1, std::memory_order_seq_cst);
     found = find_task(w, true);

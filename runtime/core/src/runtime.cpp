@@ -216,7 +216,47 @@ void runtime::start_threads(std::vector<std::string>& errors) {
   }
 }
 
-runtime::~runtime() { shutdown(); }
+// A destructor cannot throw: when shutdown's wait fails (an unhosted worker
+// under engine::external, a wait_idle usage error), the runtime says why on
+// stderr and stops anyway, abandoning the work that could not run.
+runtime::~runtime() {
+  try {
+    shutdown();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata: ~runtime: %s; stopping without waiting for the remaining work\n", e.what());
+    stop_workers();
+    const std::size_t n = abandon_frames();
+    std::fprintf(stderr, "strata: ~runtime: %zu task(s) never ran; their callables were destroyed\n", n);
+  }
+}
+
+// After stop_workers, on the destroying thread alone (no worker thread or
+// host is left): destroys the callables of the frames still queued and frees
+// the frames, so that their captures (a future's state among them) are
+// released. Frames already routed into a work source go with the source.
+std::size_t runtime::abandon_frames() noexcept {
+  auto& rt = *m_core;
+  std::size_t n = 0;
+  auto discard = [&n](detail::worker& w, detail::task* t) {
+    if (t->how == detail::completion::join) return;  // lives on a stack that is gone: never queued here
+    if (t->destroy != nullptr) t->destroy(t);
+    detail::free_frame(w, t);
+    ++n;
+  };
+  for (auto& wp : rt.workers) {
+    detail::worker& w = *wp;
+    detail::task* t = nullptr;
+    while (w.deque.pop(t)) discard(w, t);
+    // No producer is left, so `busy` (a push half done) cannot last.
+    for (auto st = w.inbox.pop(t); st != detail::task_inbox::pop_status::empty; st = w.inbox.pop(t)) {
+      if (st == detail::task_inbox::pop_status::item) discard(w, t);
+    }
+  }
+  for (auto& q : rt.injectors) {
+    while (detail::task* t = q->pop()) discard(*rt.workers[0], t);
+  }
+  return n;
+}
 
 unsigned runtime::num_workers() const noexcept { return static_cast<unsigned>(m_core->workers.size()); }
 const std::vector<worker_place>& runtime::placement() const noexcept { return m_core->plan.workers(); }
@@ -265,6 +305,11 @@ void runtime::shutdown() {
   rt.accepting.store(false, std::memory_order_seq_cst);  // seq_cst: Dekker with submitters (active_submits)
   while (rt.active_submits.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   wait_idle();
+  stop_workers();
+}
+
+void runtime::stop_workers() {
+  auto& rt = *m_core;
   rt.stopping.store(true, std::memory_order_seq_cst);  // seq_cst: parkers re-check it after announcing
   detail::wake_all(rt);
   for (pthread_t th : rt.threads) pthread_join(th, nullptr);

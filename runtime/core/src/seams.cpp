@@ -15,10 +15,11 @@ namespace strata::detail {
 runtime_core::runtime_core(placement_plan p, const runtime_config& s) : plan(std::move(p)), settings(s) {}
 
 runtime_core::~runtime_core() {
-  // Subsystems first, youngest first (a later one may use an earlier one),
-  // then their work sources, then (members) the workers.
-  while (!owned_subsystems.empty()) owned_subsystems.pop_back();
+  // Work sources first (their state, such as an actor's destructor, may use
+  // their subsystem), then the subsystems, youngest first (a later one may
+  // use an earlier one), then (members) the workers.
   owned_sources.clear();
+  while (!owned_subsystems.empty()) owned_subsystems.pop_back();
 }
 
 subsystem* runtime_core::find(subsystem_key key) const noexcept {
@@ -43,8 +44,7 @@ subsystem& runtime_core::attach(subsystem_key key, const std::function<std::uniq
 }
 
 unsigned runtime_core::add_source(const std::function<work_source*(worker&)>& make) {
-  // Called from attach's `make` (seam_mutex held by this thread) or before
-  // any worker runs: the index is the same on every worker.
+  std::lock_guard lock(seam_mutex);  // the index is the same on every worker
   const unsigned index = workers.empty() ? 0 : workers[0]->num_sources.load(std::memory_order_relaxed);
   if (index == k_max_sources) {
     throw runtime_error("strata: a worker takes at most " + std::to_string(k_max_sources) + " work sources");
@@ -69,10 +69,15 @@ unsigned runtime_core::add_source(const std::function<work_source*(worker&)>& ma
     STRATA_ASSERT(w.num_sources.load(std::memory_order_relaxed) == index, "sources share their index on every worker");
     w.sources[index] = made[i];
     if (made[i]->supplies_idle_wait()) {
-      w.idle_waiter.store(made[i], std::memory_order_release);  // release: publishes the source to wakers
+      // seq_cst: against the parker's and the wakers' seq_cst loads (parking.cpp, wake_sleeper).
+      w.idle_waiter.store(made[i], std::memory_order_seq_cst);
     }
     w.num_sources.store(index + 1, std::memory_order_release);  // release: publishes sources[index] to the owner
   }
+  // A worker that parked before the source existed has not consulted it (and
+  // one that sleeps on its futex would not notice the source's own events):
+  // wake every sleeper; it searches again, the new source included.
+  for (auto& w : workers) notify_worker(*w);
   return index;
 }
 

@@ -1,4 +1,4 @@
-// Lock mode at the size: 64 resources x 10^6 tasks with 1 to 4
+// Lock mode at scale: 64 resources x 10^6 tasks with 1 to 4
 // random resources each, shadow counters inside every task.
 #include <gtest/gtest.h>
 

@@ -113,6 +113,24 @@ TEST(Engine, WaitIdleNamesAWorkerThatNobodyHosts) {
   EXPECT_TRUE(ran.load());
 }
 
+TEST(Engine, DestroyingARuntimeWithAnUnhostedWorkerSaysWhyAndStops) {
+  std::atomic<bool> ran{false};
+  std::thread host0;
+  testing::internal::CaptureStderr();
+  {
+    strata::runtime rt(external(2));
+    host0 = std::thread([&rt] { rt.run_worker(strata::worker_id{0}); });
+    wait_hosted(rt, 0, host0.get_id());
+    (void)rt.submit_on(strata::worker_id{1}, [&ran] { ran.store(true); });
+  }  // ~runtime: wait_idle fails after its grace; the destructor stops anyway
+  const std::string err = testing::internal::GetCapturedStderr();
+  host0.join();  // run_worker returned: the runtime stopped its hosts
+  EXPECT_FALSE(ran.load());
+  EXPECT_NE(err.find("worker 1 is not hosted"), std::string::npos) << err;
+  EXPECT_NE(err.find("stopping without waiting"), std::string::npos) << err;
+  EXPECT_NE(err.find("1 task(s) never ran"), std::string::npos) << err;
+}
+
 TEST(Engine, AnOwnedRuntimeRefusesTheEngineCalls) {
   strata::runtime rt(strata::test::workers(1));
   expect_usage_error([&] { rt.run_worker(strata::worker_id{0}); }, "engine::external");

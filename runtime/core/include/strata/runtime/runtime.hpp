@@ -181,6 +181,8 @@ class runtime {
   void check_worker(worker_id w, const char* api) const;
   std::size_t tick_pass(bool refuse_hosted);
   void start_threads(std::vector<std::string>& errors);
+  void stop_workers();  // shutdown's second half: stop, wake, join, wait for hosts
+  std::size_t abandon_frames() noexcept;  // ~runtime after a failed shutdown
 
   std::unique_ptr<detail::runtime_core> m_core;
   bool m_shut_down = false;

@@ -81,12 +81,15 @@ struct runtime_core {
   // published with a release store of their pointer and never removed
   // before the runtime dies.
   subsystem* find(subsystem_key key) const noexcept;
-  // The subsystem under `key`, made by `make` (under seam_mutex) when there
-  // is none yet. Throws runtime_error when the table is full.
+  // The subsystem under `key`, made by `make` (under seam_mutex, which is
+  // recursive: a subsystem's constructor may attach another one or register
+  // work sources) when there is none yet. Throws runtime_error when the
+  // table is full; a `make` that throws attaches nothing.
   subsystem& attach(subsystem_key key, const std::function<std::unique_ptr<subsystem>()>& make);
   // Registers a work source on every worker, made by make(worker), at the
-  // same index on each (a routed frame's `sink`); returns the index. Call
-  // from attach's `make` or with no worker running a source of this kind yet.
+  // same index on each (a routed frame's `sink`), then wakes every worker so
+  // that none sleeps without having consulted it; returns the index. Under
+  // seam_mutex (a subsystem's constructor calls it from attach).
   unsigned add_source(const std::function<work_source*(worker&)>& make);
   // Every attached subsystem, in attach order.
   template <class F>
@@ -100,11 +103,12 @@ struct runtime_core {
     subsystem_key key = nullptr;
     subsystem* object = nullptr;
   };
-  std::mutex seam_mutex;  // attach and add_source
+  std::recursive_mutex seam_mutex;  // attach and add_source
   std::array<subsystem_entry, k_max_subsystems> subsystems{};
   std::atomic<unsigned> num_subsystems{0};  // release store in attach, acquire loads in find
-  // Owned here, destroyed before the workers (declared after them): a
-  // subsystem's destructor may still touch its per-worker state.
+  // Owned here and destroyed before the workers (declared after them): the
+  // work sources first (an actor destroyed with its table may still use its
+  // subsystem), then the subsystems, youngest first.
   std::vector<std::unique_ptr<subsystem>> owned_subsystems;
   std::vector<std::unique_ptr<work_source>> owned_sources;
 };

@@ -111,8 +111,9 @@ struct worker {
   // loads here by the owner.
   work_source* sources[k_max_sources] = {};
   std::atomic<std::uint32_t> num_sources{0};
-  // The source that supplies the idle wait, if any: set once by add_source
-  // (release), read by the worker before it sleeps and by wakers (acquire).
+  // The source that supplies the idle wait, if any: set once by add_source,
+  // read by the worker before it sleeps and by wakers (all seq_cst:
+  // parking.cpp, wake_sleeper).
   std::atomic<work_source*> idle_waiter{nullptr};
 
   // --- touched by other threads ---
@@ -120,8 +121,9 @@ struct worker {
   // Parking word (futex): 1 while this worker sleeps or is about to; written
   // by the worker (set) and by wakers (CAS 1 -> 0); seq_cst (parking.cpp).
   alignas(k_destructive_size) std::atomic<std::uint32_t> sleeping{0};
-  // engine::external: 1 while a thread hosts this worker's loop or a tick
-  // pass runs it (engine.cpp; RMW under runtime_core::engine_mutex).
+  // engine::external: 1 while a thread hosts this worker's loop in
+  // run_worker (engine.cpp; written under runtime_core::engine_mutex, read
+  // by wait_idle's hosting check). Tick passes do not set it.
   std::atomic<std::uint32_t> hosted{0};
 };
 
