@@ -74,7 +74,9 @@ inline void apply(std::int64_t* balance, const transfer& t) noexcept {
 verdict check(const workload& w, const std::int64_t* balance);
 
 repetition prepare_serial(distribution d, unsigned threads);
-repetition prepare_strata(distribution d, unsigned threads);
+repetition prepare_strata(distribution d, unsigned threads);       // producer: a task on a worker
+repetition prepare_strata_main(distribution d, unsigned threads);  // producer: the harness thread
+repetition prepare_omp_tasks(distribution d, unsigned threads);    // single producer, a task per transfer
 repetition prepare_tbb(distribution d, unsigned threads);        // parallel_for
 repetition prepare_tbb_tasks(distribution d, unsigned threads);  // a task per transfer
 

@@ -10,12 +10,9 @@
 // never runs a transfer itself: one that did could wait for a lock its own
 // submitter holds (resource.cpp), so all 2*10^6 can be pending at once.
 //
-// Submitting from inside a task measured faster than from the harness thread
-// (2 vCPU VM, 2*10^5 transfers: uniform 1.05 vs 0.27 Mtransfers/s at 1
-// worker, 1.07 vs 0.69 at 2; Zipf 0.49 vs 0.22 and 0.63 vs 0.45, with the
-// earlier design that took the locks at submission), likely because a task
-// submitted from outside goes into the node's injector and one submitted on
-// a worker onto that worker's own deque (runtime.hpp).
+// producer=main submits the same transfers from the harness thread, as a
+// program's main thread would (through its external lane).
+#include <memory>
 #include <vector>
 
 #include <strata/strata.hpp>
@@ -24,27 +21,53 @@
 #include "common/strata_session.hpp"
 
 namespace strata_bench::bank {
+namespace {
+
+// A runtime of P workers, one resource per account, the balances.
+struct setup {
+  std::shared_ptr<strata::runtime> rt;
+  std::shared_ptr<std::vector<strata::resource>> accounts;
+  std::shared_ptr<std::vector<std::int64_t>> balance;
+};
+
+setup make_setup(unsigned threads) {
+  setup s{make_strata_runtime(threads), std::make_shared<std::vector<strata::resource>>(),
+          std::make_shared<std::vector<std::int64_t>>(k_accounts)};
+  s.accounts->reserve(k_accounts);
+  for (std::size_t i = 0; i < k_accounts; ++i) s.accounts->push_back(s.rt->make_resource());
+  return s;
+}
+
+void spawn_all(strata::runtime& r, const workload& w, const strata::resource* acc, std::int64_t* b) {
+  for (const transfer& t : w.transfers) {
+    r.spawn_with_access({strata::write(acc[t.from]), strata::write(acc[t.to])}, [b, t] { apply(b, t); });
+  }
+}
+
+}  // namespace
 
 repetition prepare_strata(distribution d, unsigned threads) {
   const workload& w = workload_of(d);
-  auto rt = make_strata_runtime(threads);
-  auto accounts = std::make_shared<std::vector<strata::resource>>();
-  accounts->reserve(k_accounts);
-  for (std::size_t i = 0; i < k_accounts; ++i) {
-    accounts->push_back(rt->make_resource());
-  }
-  auto balance = std::make_shared<std::vector<std::int64_t>>(k_accounts);
-  return [&w, rt, accounts, balance] {
-    std::int64_t* b = balance->data();
+  return [&w, s = make_setup(threads)] {
+    std::int64_t* b = s.balance->data();
     reset(b);
-    strata::runtime& r = *rt;
-    const strata::resource* acc = accounts->data();
-    r.submit([&r, &w, acc, b] {
-       for (const transfer& t : w.transfers) {
-         r.spawn_with_access({strata::write(acc[t.from]), strata::write(acc[t.to])}, [b, t] { apply(b, t); });
-       }
-     }).get();
+    strata::runtime& r = *s.rt;
+    const strata::resource* acc = s.accounts->data();
+    r.submit([&r, &w, acc, b] { spawn_all(r, w, acc, b); }).get();
     r.wait_idle();
+    return check(w, b);
+  };
+}
+
+// The obvious program: the main thread (here the harness thread, outside
+// the workers) submits every transfer, then waits.
+repetition prepare_strata_main(distribution d, unsigned threads) {
+  const workload& w = workload_of(d);
+  return [&w, s = make_setup(threads)] {
+    std::int64_t* b = s.balance->data();
+    reset(b);
+    spawn_all(*s.rt, w, s.accounts->data(), b);
+    s.rt->wait_idle();
     return check(w, b);
   };
 }

@@ -93,6 +93,7 @@ verdict check(const tiled_matrix& m);
 
 repetition prepare_serial(shape s, unsigned threads);
 repetition prepare_strata(shape s, unsigned threads);
+repetition prepare_strata_main(shape s, unsigned threads);  // built by the harness thread
 repetition prepare_tbb(shape s, unsigned threads);
 repetition prepare_omp(shape s, unsigned threads);
 

@@ -39,8 +39,9 @@ std::string one_field(std::string_view s) {
   return out;
 }
 
-// params without its "api=..." words: the serial baseline of a runtime's API
-// variant is the serial record of the same workload.
+// params without its "api=..." and "producer=..." words: the serial
+// baseline of a runtime's API or producer variant is the serial record of
+// the same workload.
 std::string workload_params(const std::string& params) {
   std::string out;
   std::size_t at = 0;
@@ -48,7 +49,7 @@ std::string workload_params(const std::string& params) {
     std::size_t end = params.find(' ', at);
     if (end == std::string::npos) end = params.size();
     const std::string_view word(params.data() + at, end - at);
-    if (!word.empty() && !word.starts_with("api=")) {
+    if (!word.empty() && !word.starts_with("api=") && !word.starts_with("producer=")) {
       if (!out.empty()) out += ' ';
       out += word;
     }

@@ -15,6 +15,7 @@
 #include "pingpong/pingpong.hpp"
 #include "reduce/reduce.hpp"
 #include "skynet/skynet.hpp"
+#include "spawn/spawn.hpp"
 #include "stream/stream.hpp"
 #include "threadring/threadring.hpp"
 #include "uts/uts.hpp"
@@ -82,6 +83,12 @@ const std::array<variant, 2> k_skynet_strata{{
     {runtime_id::strata, "api=parallel_invoke", STRATA_BENCH_STRATA(skynet::prepare_strata_invoke)},
 }};
 
+// spawn: strata once per producer (the harness thread, a task on a worker).
+const std::array<variant, 2> k_spawn_strata{{
+    {runtime_id::strata, "producer=main", STRATA_BENCH_STRATA(spawn::prepare_strata_main)},
+    {runtime_id::strata, "producer=worker", STRATA_BENCH_STRATA(spawn::prepare_strata_worker)},
+}};
+
 // pingpong: strata once with both actors on one worker, once on two.
 const std::array<variant, 2> k_pingpong_strata{{
     {runtime_id::strata, "actors=same-worker", STRATA_BENCH_STRATA(pingpong::prepare_strata_same_worker)},
@@ -115,37 +122,38 @@ const std::array<variant, 7> k_stream_versions{{
 }};
 
 // bank: every version is a variant, one per transfer distribution.
-template <bank::distribution d>
-repetition prepare_bank_serial(unsigned threads) {
-  return bank::prepare_serial(d, threads);
-}
-template <bank::distribution d>
-repetition prepare_bank_strata(unsigned threads) {
-  return bank::prepare_strata(d, threads);
-}
-template <bank::distribution d>
-repetition prepare_bank_tbb(unsigned threads) {
-  return bank::prepare_tbb(d, threads);
-}
-template <bank::distribution d>
-repetition prepare_bank_tbb_tasks(unsigned threads) {
-  return bank::prepare_tbb_tasks(d, threads);
+template <repetition (*prepare)(bank::distribution, unsigned), bank::distribution d>
+repetition per_distribution(unsigned threads) {
+  return prepare(d, threads);
 }
 constexpr auto k_uniform = bank::distribution::uniform;
 constexpr auto k_zipf = bank::distribution::zipf;
-// strata's and oneTBB's task per transfer are the comparison issue 6 asks
-// for; oneTBB's parallel_for (no task per transfer) is shown beside them.
-const std::array<variant, 8> k_bank_versions{{
-    {runtime_id::serial, "dist=uniform", prepare_bank_serial<k_uniform>},
-    {runtime_id::serial, "dist=zipf-0.99", prepare_bank_serial<k_zipf>},
-    {runtime_id::strata, "dist=uniform", STRATA_BENCH_STRATA(prepare_bank_strata<k_uniform>)},
-    {runtime_id::strata, "dist=zipf-0.99", STRATA_BENCH_STRATA(prepare_bank_strata<k_zipf>)},
-    {runtime_id::tbb, "dist=uniform api=tasks", STRATA_BENCH_TBB(prepare_bank_tbb_tasks<k_uniform>)},
-    {runtime_id::tbb, "dist=zipf-0.99 api=tasks", STRATA_BENCH_TBB(prepare_bank_tbb_tasks<k_zipf>)},
-    {runtime_id::tbb, "dist=uniform api=parallel_for", STRATA_BENCH_TBB(prepare_bank_tbb<k_uniform>)},
-    {runtime_id::tbb, "dist=zipf-0.99 api=parallel_for", STRATA_BENCH_TBB(prepare_bank_tbb<k_zipf>)},
+// A task per transfer: strata with its producer on a worker and on the main
+// (harness) thread, oneTBB's task_group from its arena's master thread,
+// OpenMP's single producer; oneTBB's parallel_for (no task per transfer) is
+// shown beside them.
+const std::array<variant, 12> k_bank_versions{{
+    {runtime_id::serial, "dist=uniform", per_distribution<bank::prepare_serial, k_uniform>},
+    {runtime_id::serial, "dist=zipf-0.99", per_distribution<bank::prepare_serial, k_zipf>},
+    {runtime_id::strata, "dist=uniform", STRATA_BENCH_STRATA(per_distribution<bank::prepare_strata, k_uniform>)},
+    {runtime_id::strata, "dist=zipf-0.99", STRATA_BENCH_STRATA(per_distribution<bank::prepare_strata, k_zipf>)},
+    {runtime_id::strata, "dist=uniform producer=main",
+     STRATA_BENCH_STRATA(per_distribution<bank::prepare_strata_main, k_uniform>)},
+    {runtime_id::strata, "dist=zipf-0.99 producer=main",
+     STRATA_BENCH_STRATA(per_distribution<bank::prepare_strata_main, k_zipf>)},
+    {k_openmp_slot, "dist=uniform api=tasks", STRATA_BENCH_OMP(per_distribution<bank::prepare_omp_tasks, k_uniform>)},
+    {k_openmp_slot, "dist=zipf-0.99 api=tasks", STRATA_BENCH_OMP(per_distribution<bank::prepare_omp_tasks, k_zipf>)},
+    {runtime_id::tbb, "dist=uniform api=tasks",
+     STRATA_BENCH_TBB(per_distribution<bank::prepare_tbb_tasks, k_uniform>)},
+    {runtime_id::tbb, "dist=zipf-0.99 api=tasks",
+     STRATA_BENCH_TBB(per_distribution<bank::prepare_tbb_tasks, k_zipf>)},
+    {runtime_id::tbb, "dist=uniform api=parallel_for",
+     STRATA_BENCH_TBB(per_distribution<bank::prepare_tbb, k_uniform>)},
+    {runtime_id::tbb, "dist=zipf-0.99 api=parallel_for",
+     STRATA_BENCH_TBB(per_distribution<bank::prepare_tbb, k_zipf>)},
 }};
-constexpr runtime_set k_bank_runtimes{runtime_id::serial, runtime_id::strata, runtime_id::tbb};
+constexpr runtime_set k_bank_runtimes{runtime_id::serial, runtime_id::strata, runtime_id::tbb, runtime_id::omp,
+                                      runtime_id::omp_llvm};
 
 // cholesky: every version is a variant, one per tiling.
 template <const cholesky::shape& s>
@@ -157,6 +165,10 @@ repetition prepare_cholesky_strata(unsigned threads) {
   return cholesky::prepare_strata(s, threads);
 }
 template <const cholesky::shape& s>
+repetition prepare_cholesky_strata_main(unsigned threads) {
+  return cholesky::prepare_strata_main(s, threads);
+}
+template <const cholesky::shape& s>
 repetition prepare_cholesky_tbb(unsigned threads) {
   return cholesky::prepare_tbb(s, threads);
 }
@@ -166,18 +178,22 @@ repetition prepare_cholesky_omp(unsigned threads) {
 }
 constexpr std::string_view k_coarse_params = "tiles=12x12 b=96 n=1152";
 constexpr std::string_view k_fine_params = "tiles=24x24 b=32 n=768";
-const std::array<variant, 8> k_cholesky_versions{{
+constexpr std::string_view k_coarse_main = "tiles=12x12 b=96 n=1152 producer=main";
+constexpr std::string_view k_fine_main = "tiles=24x24 b=32 n=768 producer=main";
+const std::array<variant, 10> k_cholesky_versions{{
     {runtime_id::serial, k_coarse_params, prepare_cholesky_serial<cholesky::k_coarse>},
     {runtime_id::serial, k_fine_params, prepare_cholesky_serial<cholesky::k_fine>},
     {runtime_id::strata, k_coarse_params, STRATA_BENCH_STRATA(prepare_cholesky_strata<cholesky::k_coarse>)},
     {runtime_id::strata, k_fine_params, STRATA_BENCH_STRATA(prepare_cholesky_strata<cholesky::k_fine>)},
+    {runtime_id::strata, k_coarse_main, STRATA_BENCH_STRATA(prepare_cholesky_strata_main<cholesky::k_coarse>)},
+    {runtime_id::strata, k_fine_main, STRATA_BENCH_STRATA(prepare_cholesky_strata_main<cholesky::k_fine>)},
     {runtime_id::tbb, k_coarse_params, STRATA_BENCH_TBB(prepare_cholesky_tbb<cholesky::k_coarse>)},
     {runtime_id::tbb, k_fine_params, STRATA_BENCH_TBB(prepare_cholesky_tbb<cholesky::k_fine>)},
     {k_openmp_slot, k_coarse_params, STRATA_BENCH_OMP(prepare_cholesky_omp<cholesky::k_coarse>)},
     {k_openmp_slot, k_fine_params, STRATA_BENCH_OMP(prepare_cholesky_omp<cholesky::k_fine>)},
 }};
 
-const std::array<benchmark, 14> k_suite{{
+const std::array<benchmark, 15> k_suite{{
     {"fib", "n=30", "fib(30) without cutoff: a task per call, 2.69 M tasks (spawn/join cost)",
      versions(fib::prepare_serial, nullptr, STRATA_BENCH_TBB(fib::prepare_tbb), STRATA_BENCH_OMP(fib::prepare_omp)),
      k_fib_strata},
@@ -202,6 +218,11 @@ const std::array<benchmark, 14> k_suite{{
      versions(skynet::prepare_serial, nullptr, STRATA_BENCH_TBB(skynet::prepare_tbb),
               STRATA_BENCH_OMP(skynet::prepare_omp)),
      k_skynet_strata},
+    {"spawn", "tasks=10^6",
+     "10^6 detached tasks spawned one by one by one producer, then a wait (the submission path of a main thread)",
+     versions(spawn::prepare_serial, nullptr, STRATA_BENCH_TBB(spawn::prepare_tbb),
+              STRATA_BENCH_OMP(spawn::prepare_omp)),
+     k_spawn_strata, "Mtasks/s", spawn::params},
     {"reduce", "n=10^8 doubles",
      "parallel reduce: sum of 10^8 doubles (800 MB, first-touched by the runtime)",
      versions(reduce::prepare_serial, STRATA_BENCH_STRATA(reduce::prepare_strata),

@@ -121,9 +121,13 @@ struct access_launch {
   void operator()() const noexcept { run_access(req); }
 };
 
-// A frame that runs req: from the calling worker's pool, else the heap.
+// A frame that runs req: from the calling worker's pool, else from the
+// calling thread's lane (or the heap: ext/submit.hpp).
 task* launch_frame(runtime_core& rt, access_request* req) {
-  task* t = detached_frame(rt, current_worker());
+  worker* w = current_worker();
+  task* t = w != nullptr && w->rt == &rt ? frame_for(rt, w) : external_frame(rt);
+  t->group = nullptr;
+  t->how = completion::detached;
   emplace_callable(t, access_launch{req});
   return t;
 }
@@ -304,8 +308,8 @@ void start_access(runtime_core& rt, access_request* req) {
   }
   try {
     submit_external(rt, t, true);
-  } catch (...) {  // the injector could not take it (no memory): nothing ran
-    delete t;      // a heap frame (launch_frame off the workers) with a trivial callable
+  } catch (...) {                  // the injector could not take it (no memory): nothing ran
+    discard_external_frame(rt, t);  // launch_frame's off the workers; its callable is trivial
     req->drop(req);
     d.count(true);
     throw;

@@ -3,7 +3,7 @@
 // The order: own inbox (tasks for this worker alone; routed frames, such as
 // messages for its actors, go to their work sources on the way), own deque
 // (LIFO), the work sources (an actor's turn), own NUMA node's injector,
-// steal tier by tier, other nodes' injectors. Every k_injector_period-th
+// the external threads' lanes (lanes.hpp), steal tier by tier, other nodes' injectors. Every k_injector_period-th
 // task run (or productive poll of the sources) also polls the inbox, the
 // injector and the sources, so a worker deep in a fork-join computation
 // still serves them (run_task -> fairness_poll, run.cpp).
@@ -20,6 +20,7 @@
 #include <strata/runtime/ext/assert.hpp>
 
 #include "injector.hpp"
+#include "lanes.hpp"
 
 namespace strata::detail {
 namespace {
@@ -124,6 +125,7 @@ task* pop_inbox_items(worker& w) noexcept {
 
 task* find_shared(worker& w, bool far) noexcept {
   if (task* t = pop_injector(w, node_of(w))) return t;
+  if (task* t = take_from_lanes(w)) return t;
   if (task* t = steal_tiers(w, far)) return t;
   return far ? other_injectors(w) : nullptr;
 }

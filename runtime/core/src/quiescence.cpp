@@ -1,8 +1,8 @@
 // wait_idle: every task, message and module unit submitted so far has
 // finished.
 //
-// Counting. Every frame is counted spawned (by the worker that made it, or
-// in external_created) before anyone can run it, and executed after its
+// Counting. Every frame is counted spawned (by the worker that made it, by
+// the external lane it was submitted on, or in external_created) before anyone can run it, and executed after its
 // callable was destroyed; a module's units that hold no frame (a lock-mode
 // request waiting in a queue) are counted by its subsystem (created(),
 // finished(): ext/subsystem.hpp). Creations are counted before the
@@ -22,6 +22,8 @@
 
 #include <strata/runtime/runtime.hpp>
 
+#include "lanes.hpp"
+
 namespace strata {
 namespace {
 
@@ -36,6 +38,7 @@ bool quiescent(detail::runtime_core& rt) {
   std::atomic_thread_fence(std::memory_order_acquire);  // acquire: the reads above before those below
   for (auto& w : rt.workers) created += w->counters.spawned.get();
   created += rt.external_created.load(std::memory_order_acquire);  // acquire: pairs with the release increment in submit
+  created += detail::lanes_created(rt);
   rt.for_each_subsystem([&](const detail::subsystem& s) { created += s.created(); });
   return finished == created;
 }

@@ -8,10 +8,11 @@
 #include <strata/runtime/task_group.hpp>
 
 #include "find_work.hpp"
+#include "lanes.hpp"
 
 namespace strata::detail {
 
-void free_frame_away(worker& w, task* t) noexcept { w.pool.free_to(w.rt->workers[t->home]->pool, t); }
+void free_frame_away(worker& w, task* t) noexcept { w.pool.free_to(pool_of_home(*w.rt, t->home), t); }
 
 void report_detached_exception(worker& w, std::exception_ptr e) noexcept {
   w.counters.detached_exceptions.add();
@@ -37,6 +38,7 @@ void fairness_poll(worker& w) noexcept {
     w.deque.push(t);  // moved, not created: not counted as a spawn
     if (w.deque.requested() || w.idle->word.load(std::memory_order_relaxed) != 0) publish_and_wake(w);  // relaxed: hint
   }
+  if (task* t = take_from_lanes(w)) w.deque.push(t);  // moved, as above
   if (task* t = pop_inbox(w)) run_task(w, t);
   // One unit of every work source even while the deque is busy: tasks
   // cannot starve actors.

@@ -16,6 +16,7 @@
 
 #include "engine.hpp"
 #include "injector.hpp"
+#include "lanes.hpp"
 #include "parking.hpp"
 
 namespace strata {
@@ -255,6 +256,10 @@ std::size_t runtime::abandon_frames() noexcept {
   for (auto& q : rt.injectors) {
     while (detail::task* t = q->pop()) discard(*rt.workers[0], t);
   }
+  const unsigned lanes = rt.num_lanes.load(std::memory_order_acquire);  // acquire: pairs with take_lane
+  for (unsigned i = 0; i < lanes; ++i) {
+    while (auto r = rt.lanes[i]->thieves.steal()) discard(*rt.workers[0], r.value);
+  }
   return n;
 }
 
@@ -304,6 +309,7 @@ void runtime::shutdown() {
   rt.for_each_subsystem([](detail::subsystem& s) { s.on_shutdown(); });
   rt.accepting.store(false, std::memory_order_seq_cst);  // seq_cst: Dekker with submitters (active_submits)
   while (rt.active_submits.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  detail::wait_lane_submitters(rt);
   wait_idle();
   stop_workers();
 }

@@ -9,10 +9,16 @@
 #include <strata/runtime/ext/core.hpp>
 
 #include "injector.hpp"
+#include "lanes.hpp"
 
 namespace strata::detail {
 
-runtime_core::runtime_core(placement_plan p, const runtime_config& s) : plan(std::move(p)), settings(s) {}
+namespace {
+std::atomic<std::uint64_t> g_next_runtime_id{1};  // relaxed: only uniqueness matters
+}  // namespace
+
+runtime_core::runtime_core(placement_plan p, const runtime_config& s)
+    : plan(std::move(p)), settings(s), id(g_next_runtime_id.fetch_add(1, std::memory_order_relaxed)) {}
 
 runtime_core::~runtime_core() {
   // Work sources first (their state, such as an actor's destructor, may use
@@ -20,6 +26,9 @@ runtime_core::~runtime_core() {
   // use an earlier one), then (members) the workers.
   owned_sources.clear();
   while (!owned_subsystems.empty()) owned_subsystems.pop_back();
+  // Threads that still hold a lane of this runtime drop it on their next
+  // lookup (lanes.cpp, caller_lane).
+  for (auto& l : owned_lanes) l->claim->runtime_gone.store(true, std::memory_order_release);
 }
 
 subsystem* runtime_core::find(subsystem_key key) const noexcept {

@@ -6,6 +6,8 @@
 #include <strata/runtime/stats.hpp>
 #include <nlohmann/json.hpp>
 
+#include "lanes.hpp"
+
 namespace strata {
 namespace {
 
@@ -53,9 +55,10 @@ runtime_stats runtime::stats() const {
     const std::uint64_t idle = c.idle_ns.get();
     ws.idle_s = seconds(idle);
     ws.busy_s = seconds(elapsed > idle ? elapsed - idle : 0);
+    ws.set_counter("lane_tasks", c.from_lanes.get());  // taken from external threads' lanes (lanes.hpp)
     s.workers.push_back(std::move(ws));
   }
-  s.external_submits = rt.external_created.load(std::memory_order_relaxed);  // relaxed: statistics
+  s.external_submits = rt.external_created.load(std::memory_order_relaxed) + detail::lanes_created(rt);  // relaxed: statistics
   rt.for_each_subsystem([&s](const detail::subsystem& sub) { sub.add_stats(s); });
   return s;
 }

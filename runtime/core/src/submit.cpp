@@ -1,6 +1,7 @@
 // Submission from anywhere: a worker's own deque (the fast path is inline,
-// ext/spawn.hpp), the injector of the caller's NUMA node for a thread
-// outside the workers, or one worker's inbox (submit_on, routed frames).
+// ext/spawn.hpp), the calling thread's lane for a thread outside the
+// workers (lanes.hpp; the injector of its NUMA node when it has none), or
+// one worker's inbox (submit_on, routed frames).
 //
 // Shutdown against submitters is a Dekker pair: a submitter from outside
 // raises active_submits, then reads accepting; shutdown clears accepting,
@@ -16,6 +17,7 @@
 #include <strata/runtime/runtime.hpp>
 
 #include "injector.hpp"
+#include "lanes.hpp"
 #include "parking.hpp"
 
 namespace strata::detail {
@@ -34,7 +36,7 @@ struct submit_guard {
     if (!rt.accepting.load(std::memory_order_seq_cst)) {
       rt.active_submits.fetch_sub(1, std::memory_order_seq_cst);
       if (t->destroy != nullptr) t->destroy(t);
-      if (t->home == k_no_home) delete t;
+      discard_external_frame(rt, t);
       refuse_submission();
     }
   }
@@ -72,6 +74,10 @@ void submit_external(runtime_core& rt, task* t, bool admitted) {
     w->counters.spawned.add();
     w->deque.push(t);
     publish_and_wake(*w);
+    return;
+  }
+  if (external_lane* lane = caller_lane(rt)) {
+    submit_on_lane(rt, *lane, t, admitted);
     return;
   }
   std::optional<submit_guard> guard;

@@ -201,8 +201,7 @@ detail::task* runtime::make_task(F&& f) {
     t = w->pool.allocate();
     if constexpr (detail::k_boxed<F>) w->counters.boxed.add();
   } else {
-    t = new detail::task{};
-    t->home = detail::k_no_home;
+    t = detail::external_frame(*m_core);
   }
   t->group = nullptr;
   t->how = detail::completion::detached;

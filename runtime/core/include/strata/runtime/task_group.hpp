@@ -204,7 +204,7 @@ void task_group::run(F&& f) {
     detail::push_local(*w, t);
     return;
   }
-  detail::task* t = new detail::task{};
+  detail::task* t = detail::external_frame(*m_rt);
   detail::emplace_callable(t, std::forward<F>(f));
   t->group = this;
   t->how = detail::completion::group_foreign;

@@ -221,9 +221,9 @@ bool queues_admit(const access_system& sys) noexcept;
 // True when a task with these locks should go to the dispatcher's queues at
 // submission (a lock looks held against it and the queues are short).
 //
-// Only a submission with a priority, or from outside this runtime's
-// workers, looks: a default-priority spawn from a worker goes straight to
-// its deque, and the worker that runs it queues it if it is refused then.
+// Only a submission with a priority looks: a default-priority spawn goes
+// straight to the submitter's deque (a worker's, or an outside thread's
+// lane), and the worker that runs it queues it if it is refused then.
 // The look reads the lock words, whose lines the workers running tasks on
 // those resources keep writing: each read is a transfer from another core,
 // and the next lock of that resource by the other core another; and under
@@ -232,10 +232,8 @@ bool queues_admit(const access_system& sys) noexcept;
 // time it ran. A priority is kept by the look: a task submitted while its
 // resource is held waits in the queue ordered by priority.
 inline bool queue_at_submission(runtime_core& rt, const access_lock* locks, std::size_t n, int prio) noexcept {
-  if (prio == 0) {
-    const worker* w = current_worker();
-    if (w != nullptr && w->rt == &rt) return false;
-  }
+  (void)rt;
+  if (prio == 0) return false;
   return looks_busy(locks, n) && queues_admit(*locks[0].res()->sys);
 }
 

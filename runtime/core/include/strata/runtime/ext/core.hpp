@@ -29,7 +29,8 @@ class task_group;
 
 namespace strata::detail {
 
-class injector;  // per-NUMA-node MPMC queue (src/injector.hpp)
+class injector;        // per-NUMA-node MPMC queue (src/injector.hpp)
+struct external_lane;  // a submitting thread's own deque (src/lanes.hpp)
 
 struct runtime_core {
   runtime_core(placement_plan p, const runtime_config& settings);
@@ -73,6 +74,16 @@ struct runtime_core {
   std::mutex engine_mutex;
   std::atomic<std::uint32_t> hosts{0};
   strata::runtime* self = nullptr;  // the public object (this_runtime())
+  const std::uint64_t id;           // unique in the process: the key of the threads' lane caches
+
+  // External lanes (src/lanes.hpp): lanes[0, num_lanes) are scanned by the
+  // workers; each entry is published with a release store of num_lanes
+  // (acquire loads) and stays until the runtime dies.
+  static constexpr unsigned k_max_lanes = 64;
+  std::mutex lane_mutex;  // taking and creating lanes
+  std::array<external_lane*, k_max_lanes> lanes{};
+  std::atomic<unsigned> num_lanes{0};
+  std::vector<std::unique_ptr<external_lane>> owned_lanes;
   std::uint64_t start_ns = 0;
 
   // --- Seams (work_source.hpp, subsystem.hpp) ---

@@ -221,6 +221,14 @@ class worker_deque {
     return k;
   }
 
+  // Makes the whole private part stealable: for an owner that never pops
+  // (an external lane's submitter, lanes.hpp).
+  void publish_all() noexcept {
+    m_split = m_bottom;
+    // release: as in publish (pairs with the acquire load of split in steal).
+    m_shared->split.store(m_split, std::memory_order_release);
+  }
+
   std::int64_t capacity() const noexcept { return m_buffer->capacity(); }
 
  private:

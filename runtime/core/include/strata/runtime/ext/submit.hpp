@@ -14,8 +14,17 @@
 
 namespace strata::detail {
 
-// Hands a task created outside the runtime's workers to the injector of the
-// caller's NUMA node and wakes a worker if nobody spins. From a worker of
+// A frame for a task that the calling thread, outside rt's workers, will
+// submit with submit_external: from the pool of the thread's lane
+// (src/lanes.hpp), or from the heap (home = k_no_home).
+task* external_frame(runtime_core& rt);
+// Gives back a frame from external_frame that was never submitted (its
+// callable already destroyed or never built), on the thread that took it.
+void discard_external_frame(runtime_core& rt, task* t) noexcept;
+
+// Hands a task created outside the runtime's workers to the calling
+// thread's lane (or, with none, to the injector of the caller's NUMA node)
+// and wakes a worker if nobody spins. From a worker of
 // rt: onto its own deque. Throws runtime_error after shutdown began.
 void submit_external(runtime_core& rt, task* t, bool admitted = false);
 // Hands a task (or a routed frame) to one worker's inbox; it runs there.

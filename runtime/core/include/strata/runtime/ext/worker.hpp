@@ -50,7 +50,7 @@ inline constexpr std::size_t k_max_sources = 8;
 
 struct worker_counters {
   counter executed, spawned, stolen, steal_attempts, steal_failures, injector, inbox, publishes, parks, wakeups,
-      high_water, boxed, detached_exceptions, busy_ns, idle_ns;
+      high_water, boxed, detached_exceptions, busy_ns, idle_ns, from_lanes;
   // parallel_invoke join frames (see worker::join_poll_at): those run by
   // their owner inline, those run through run_task (stolen, or popped by a
   // helping wait), and those their owner found taken (counted by the owner
@@ -104,6 +104,7 @@ struct worker {
   // possibly queued: the worker must not park on them (producers only wake
   // a sleeping worker).
   bool inbox_backlog = false;
+  unsigned lane_cursor = 0;  // the external lane to look at first (lanes.cpp)
   worker_counters counters;
   // Work sources (work_source.hpp): sources[0, num_sources) are polled.
   // Written once per source by runtime_core::add_source (under its mutex,
