@@ -161,7 +161,46 @@ int run(const options& o) {
     }
   }
 
+  // What this run will do, up front (a long run must not surprise).
+  std::size_t groups_total = 0;
+  if (!o.emit_records) {
+    std::string bench_names, thread_list, runtime_list;
+    for (const benchmark* b : benches) bench_names += (bench_names.empty() ? "" : " ") + std::string(b->name);
+    for (unsigned p : o.threads) thread_list += (thread_list.empty() ? "" : ",") + std::to_string(p);
+    for (runtime_id r : runtimes) runtime_list += (runtime_list.empty() ? "" : ",") + std::string(name(r));
+    std::cerr << "strata-bench: " << benches.size() << " benchmark(s) [" << bench_names << "] at threads "
+              << thread_list << " with " << runtime_list << ", " << o.reps << " timed run(s) each after 1 warm-up"
+              << std::endl;
+  }
+  groups_total = benches.size() * o.threads.size();
+#if defined(STRATA_BENCH_OMP_LLVM_HELPER)
+  for (const benchmark* b : benches) {
+    for (runtime_id r : runtimes) {
+      if (b->runtimes.has(r) && support(r).how == availability::helper) ++groups_total;
+    }
+  }
+#endif
+  std::size_t groups_done = 0;
+
   const auto suite_start = std::chrono::steady_clock::now();
+  // One line per group on stderr: where the run is and about how long is left.
+  auto announce = [&](const benchmark& b, const std::string& what) {
+    ++groups_done;
+    if (o.emit_records) return;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - suite_start).count();
+    char line[256];
+    if (groups_done == 1) {
+      std::snprintf(line, sizeof line, "strata-bench: [%zu/%zu] %s %s", groups_done, groups_total,
+                    std::string(b.name).c_str(), what.c_str());
+    } else {
+      const double left = elapsed / static_cast<double>(groups_done - 1) *
+                          static_cast<double>(groups_total - groups_done + 1);
+      std::snprintf(line, sizeof line, "strata-bench: [%zu/%zu] %s %s, %.0f s elapsed, about %.0f s left",
+                    groups_done, groups_total, std::string(b.name).c_str(), what.c_str(), elapsed, left);
+    }
+    std::cerr << line << std::endl;
+  };
   std::vector<record> records;
   bool first = true;
   auto add = [&](record r) {
@@ -227,6 +266,13 @@ int run(const options& o) {
         }
       }
       serial_measured = true;
+      {
+        std::string what;
+        for (runtime_id r : here) {
+          if (support(r).how == availability::in_process) what += (what.empty() ? "" : ",") + std::string(name(r));
+        }
+        announce(*b, what + " threads=" + std::to_string(p));
+      }
       for (record& rec : measure_group(*b, group, o.reps, before_each)) {
         add(std::move(rec));
       }
@@ -236,6 +282,7 @@ int run(const options& o) {
       if (support(r).how == availability::helper) {
         set_main_thread_affinity_for(r);  // what the helper process inherits
         settle();
+        announce(*b, std::string(name(r)) + " (helper process, every thread count)");
         for (record& rec : run_helper(*b, o.threads, o.reps)) {
           add(std::move(rec));
         }

@@ -177,6 +177,9 @@ std::optional<record> decode_record(std::string_view line) {
 
 std::string progress_line(const record& r) {
   std::string s = "strata-bench: " + r.bench + " " + r.runtime + " threads=" + std::to_string(r.threads);
+  if (!r.params.empty()) {
+    s.append(" [").append(r.params).append("]");
+  }
   if (r.timed) {
     s += " median " + format("%.3f", r.median_s * 1e3) + " ms";
   }

@@ -114,5 +114,16 @@ TEST(Table, SmallRatesKeepTwoDecimals) {
   EXPECT_NE(progress_line(r).find("0.11 Mmsg/s"), std::string::npos) << progress_line(r);
 }
 
+// Two records of one benchmark and runtime differ in their progress lines by
+// their params (fib's api=task_group and api=parallel_invoke).
+TEST(Progress, TheLineNamesTheRecordsParams) {
+  record a = sample();
+  record b = sample();
+  a.params = "n=30 api=task_group";
+  b.params = "n=30 api=parallel_invoke";
+  EXPECT_NE(progress_line(a), progress_line(b));
+  EXPECT_NE(progress_line(a).find("[n=30 api=task_group]"), std::string::npos) << progress_line(a);
+}
+
 }  // namespace
 }  // namespace strata_bench
