@@ -95,15 +95,20 @@ TEST(TwoSocket, CloseAndSpreadFourWorkers) {
 }
 
 TEST(TwoSocket, SmtSiblingsOnlyBeyondOneWorkerPerCore) {
+  // 32 workers on 16 core places (more workers than places): OpenMP's close
+  // puts consecutive workers on one place, two per core here.
   const auto p = placement_plan::compute(on(two_socket(), 32));
   const auto pus = pus_of(p);
-  EXPECT_EQ(pus[15], 30);
-  EXPECT_EQ(pus[16], 1);
-  EXPECT_EQ(pus[31], 31);
-  // Worker 0 shares its core with worker 16: that is its nearest tier.
-  EXPECT_EQ(tier_ids(p, 0)[0], (ids{16}));
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(pus[static_cast<std::size_t>(i)], i);
+  // Worker 0 shares its core with worker 1: that is its nearest tier.
+  EXPECT_EQ(tier_ids(p, 0)[0], (ids{1}));
   EXPECT_EQ(p.tiers_of(0)[0].kind, tier_kind::core);
-  EXPECT_EQ(tier_ids(p, 0)[1], (ids{1, 2, 3, 17, 18, 19}));
+  EXPECT_EQ(tier_ids(p, 0)[1], range(2, 7));
+  // 20 workers: every core has one before any has two.
+  const auto q = pus_of(placement_plan::compute(on(two_socket(), 20)));
+  std::vector<int> per_core(16, 0);
+  for (int pu : q) ++per_core[static_cast<std::size_t>(pu / 2)];
+  for (int n : per_core) EXPECT_GE(n, 1);
 }
 
 TEST(TwoSocket, OversubscriptionNeedsTheSetting) {
@@ -116,25 +121,63 @@ TEST(TwoSocket, OversubscriptionNeedsTheSetting) {
   auto c = on(two_socket(), 33);
   c.oversubscribe = true;
   const auto p = placement_plan::compute(c);
-  EXPECT_EQ(p.workers()[32].pu_os_index, 0);
+  std::vector<int> per_pu(32, 0);
+  for (int pu : pus_of(p)) ++per_pu[static_cast<std::size_t>(pu)];
+  for (int n : per_pu) EXPECT_GE(n, 1) << "every PU has a worker before one has two";
 }
 
 TEST(TwoSocket, NumaPlacesSpread) {
   const auto p = placement_plan::compute(on(two_socket(), 8, bind_policy::spread, "numa"));
   EXPECT_EQ(pus_of(p), (std::vector<int>{0, 2, 8, 10, 16, 18, 24, 26}));
+  // 6 workers on 4 places: floor(i * 4 / 6), two on nodes 0 and 2.
   const auto c = placement_plan::compute(on(two_socket(), 6, bind_policy::close, "numa"));
-  EXPECT_EQ(pus_of(c), (std::vector<int>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(pus_of(c), (std::vector<int>{0, 2, 8, 16, 18, 24}));
   EXPECT_EQ(placement_plan::compute(on(two_socket(), std::nullopt, bind_policy::close, "numa(2)")).num_workers(), 8u);
 }
 
+// OpenMP place semantics (OMP_PLACES, OMP_PROC_BIND) over interval, list
+// and abstract places, close and spread, fewer and more workers than places.
+TEST(TwoSocket, OpenMpPlaceSemantics) {
+  const auto pus = [](unsigned n, bind_policy b, const char* places) {
+    return pus_of(placement_plan::compute(on(two_socket(), n, b, places)));
+  };
+  using v = std::vector<int>;
+  // Four places {0..3}, {8..11}, {16..19}, {24..27}: close with no more
+  // workers than places puts one worker in each place.
+  EXPECT_EQ(pus(4, bind_policy::close, "{0:4}:4:8"), (v{0, 8, 16, 24}));
+  EXPECT_EQ(pus(2, bind_policy::close, "{0:4}:4:8"), (v{0, 8}));
+  EXPECT_EQ(pus(2, bind_policy::spread, "{0:4}:4:8"), (v{0, 16}));
+  // More workers than places: consecutive workers share a place, a core of
+  // its own each (PUs 0 and 2 are cores 0 and 1), then the siblings.
+  EXPECT_EQ(pus(8, bind_policy::close, "{0:4}:4:8"), (v{0, 2, 8, 10, 16, 18, 24, 26}));
+  EXPECT_EQ(pus(12, bind_policy::close, "{0:4}:4:8"), (v{0, 2, 1, 8, 10, 9, 16, 18, 17, 24, 26, 25}));
+  EXPECT_EQ(pus(8, bind_policy::spread, "{0:4}:4:8"), pus(8, bind_policy::close, "{0:4}:4:8"));
+  // Lists: {0,1},{2,3} are cores 0 and 1.
+  EXPECT_EQ(pus(2, bind_policy::close, "{0,1},{2,3}"), (v{0, 2}));
+  EXPECT_EQ(pus(4, bind_policy::close, "{0,1},{2,3}"), (v{0, 1, 2, 3}));
+  EXPECT_EQ(pus(2, bind_policy::close, "{0},{1},{2},{3}"), (v{0, 2})) << "no SMT pair while core 1 is free";
+  EXPECT_EQ(pus(3, bind_policy::close, "{0},{1},{2},{3}"), (v{0, 2, 1}));
+  // Abstract names.
+  EXPECT_EQ(pus(2, bind_policy::close, "sockets"), (v{0, 16}));
+  EXPECT_EQ(pus(3, bind_policy::close, "sockets"), (v{0, 2, 16}));
+  EXPECT_EQ(pus(4, bind_policy::spread, "cores"), (v{0, 8, 16, 24}));
+  EXPECT_EQ(pus(3, bind_policy::close, "numa(2)"), (v{0, 2, 8}));
+  EXPECT_EQ(pus(2, bind_policy::spread, "threads"), (v{0, 16}));
+}
+
 TEST(TwoSocket, ThreadsAndExplicitPlaces) {
+  // One PU per place: the places that bring a new core come first.
   EXPECT_EQ(pus_of(placement_plan::compute(on(two_socket(), 4, bind_policy::close, "threads"))),
-            (std::vector<int>{0, 1, 2, 3}));
-  const auto e = placement_plan::compute(on(two_socket(), std::nullopt, bind_policy::close, "{0:4}:2:4"));
-  EXPECT_EQ(pus_of(e), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
-  EXPECT_EQ(tier_ids(e, 0)[0], (ids{1})) << "PUs 0 and 1 share core 0";
+            (std::vector<int>{0, 2, 4, 6}));
+  // Two places of two cores each, 8 workers: four per place, a core each
+  // before the siblings.
+  const auto e = placement_plan::compute(on(two_socket(), 8, bind_policy::close, "{0:4}:2:4"));
+  EXPECT_EQ(pus_of(e), (std::vector<int>{0, 2, 1, 3, 4, 6, 5, 7}));
+  EXPECT_EQ(tier_ids(e, 0)[0], (ids{2})) << "PUs 0 and 1 share core 0";
+  EXPECT_EQ(placement_plan::compute(on(two_socket(), std::nullopt, bind_policy::close, "{0:4}:2:4")).num_workers(),
+            4u) << "default: one worker per core of the places";
   EXPECT_EQ(pus_of(placement_plan::compute(on(two_socket(), std::nullopt, bind_policy::close, "0-3,8-11"))),
-            (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
+            (std::vector<int>{0, 2, 8, 10, 1, 3, 9, 11}));
   EXPECT_EQ(pus_of(placement_plan::compute(on(two_socket(), 2, bind_policy::spread, "{0},{8},{16},{24}"))),
             (std::vector<int>{0, 16}));
   EXPECT_THROW((void)placement_plan::compute(on(two_socket(), std::nullopt, bind_policy::close, "{0,99}")),

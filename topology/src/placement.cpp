@@ -58,14 +58,24 @@ std::vector<place> build_places(const topology& t, const place_spec& spec, const
       break;
     case place_kind::explicit_list:
       for (const auto& pl : spec.places) {
+        // Within a place, the first listed PU of each core is a primary
+        // slot and its listed siblings are secondary: workers share a core
+        // only when the place has no free core left.
         place p;
+        std::vector<int> cores_seen;
         for (int pu : pl) {
-          if (t.find_pu(pu) == nullptr) {
+          const pu_info* info = t.find_pu(pu);
+          if (info == nullptr) {
             throw config_error("strata: places '" + text + "' (STRATA_PLACES or config.places) name PU " +
                                std::to_string(pu) + ", which is not usable on " + t.source() + " (usable PUs: " +
                                format_cpu_list(t.limits().usable_pus) + ")");
           }
-          p.primary.push_back(pu);
+          if (std::find(cores_seen.begin(), cores_seen.end(), info->core) == cores_seen.end()) {
+            cores_seen.push_back(info->core);
+            p.primary.push_back(pu);
+          } else {
+            p.secondary.push_back(pu);
+          }
         }
         out.push_back(std::move(p));
       }
@@ -206,16 +216,39 @@ placement_plan placement_plan::compute(const placement_config& c) {
   }
   if (n > n_all) notes.push_back("oversubscribed: " + std::to_string(n) + " workers on " + std::to_string(n_all) + " PUs");
 
-  // Worker -> PU.
+  // Worker -> PU, after OpenMP's OMP_PROC_BIND over the P places:
+  //   close,  n <= P: worker i in place i (one worker per place);
+  //   spread, n <= P: worker i in place floor(i * P / n) (the first place of
+  //                   its share of the places);
+  //   either, n > P:  place floor(i * P / n): consecutive workers share a
+  //                   place, floor(n/P) or ceil(n/P) each.
+  // Within a place a worker takes the next free slot, a core of its own
+  // before an SMT sibling. With close and n <= P, places that bring a core
+  // no earlier place has (places=threads: one PU per place, the second PU
+  // of a core brings none) are taken first, so two workers share a core
+  // only when every core of the places has one.
   std::vector<int> pu_of(n, -1);
-  if (c.bind == bind_policy::spread) {
-    // Worker i goes to place floor(i * P / n): evenly spread when n <= P,
-    // consecutive workers sharing a place when n > P (OMP_PROC_BIND=spread).
+  {
     std::map<int, bool> used;
     std::vector<std::size_t> next(places.size(), 0);
     const std::size_t np = places.size();
+    std::vector<std::size_t> close_places;  // the places in the order close takes them (n <= P)
+    if (c.bind != bind_policy::spread && n <= np) {
+      std::vector<bool> core_seen(t.num_cores(), false);
+      std::vector<std::size_t> later;
+      for (std::size_t pi = 0; pi < np; ++pi) {
+        bool fresh = false;
+        for (int pu : places[pi].primary) {
+          const auto core = static_cast<std::size_t>(t.find_pu(pu)->core);
+          if (!core_seen[core]) fresh = true;
+          core_seen[core] = true;
+        }
+        (fresh ? close_places : later).push_back(pi);
+      }
+      close_places.insert(close_places.end(), later.begin(), later.end());
+    }
     for (unsigned i = 0; i < n; ++i) {
-      const std::size_t pi = static_cast<std::size_t>(i) * np / n;
+      const std::size_t pi = !close_places.empty() ? close_places[i] : static_cast<std::size_t>(i) * np / n;
       const place& p = places[pi];
       while (next[pi] < p.primary.size() + p.secondary.size()) {
         const std::size_t k = next[pi]++;
@@ -236,8 +269,6 @@ placement_plan placement_plan::compute(const placement_config& c) {
       used[pu_of[i]] = true;
       ++cursor;
     }
-  } else {
-    for (unsigned i = 0; i < n; ++i) pu_of[i] = close_order[i % n_all];
   }
 
   for (unsigned i = 0; i < n; ++i) {
