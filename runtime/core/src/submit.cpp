@@ -123,6 +123,16 @@ runtime& current_runtime(const char* what) {
   return *r;
 }
 
+bool others_idle(runtime& rt) noexcept {
+  const runtime_core& core = rt.core();
+  std::uint64_t idle = 0;
+  for (std::size_t p = 0; p < core.num_packages; ++p) {
+    const std::uint64_t x = core.idle[p].word.load(std::memory_order_relaxed);  // relaxed: a heuristic
+    idle += spinners_of(x) + sleepers_of(x);
+  }
+  return idle + 1 >= core.workers.size();
+}
+
 bool on_worker_of(const runtime& rt) noexcept {
   worker* w = current_worker();
   return w != nullptr && w->rt->self == &rt;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "runtime_config.hpp"
@@ -65,6 +66,62 @@ TEST(Loop, ParallelReduce) {
             5);
 }
 
+// parallel_reduce with numa_static: each owner reduces its own chunk, in
+// order; the chunks' results combine in worker order (a non-commutative
+// combine shows it: string concatenation of the pieces).
+TEST(Loop, ReduceNumaStaticRunsOnTheOwnersInOrder) {
+  strata::runtime rt{workers(3)};
+  const std::size_t n = 30;
+  const std::string order = strata::parallel_reduce(
+      rt, 0, n, std::string{},
+      [](std::size_t lo, std::size_t hi, std::string acc) {
+        const unsigned w = strata::this_worker()->value;
+        EXPECT_EQ(w, lo / 10) << "piece [" << lo << ", " << hi << ") runs on its owner";
+        for (auto i = lo; i < hi; ++i) acc += static_cast<char>('a' + i % 26);
+        return acc;
+      },
+      [](std::string a, const std::string& b) { return a + b; }, 4, strata::partition::numa_static);
+  std::string want;
+  for (std::size_t i = 0; i < n; ++i) want += static_cast<char>('a' + i % 26);
+  EXPECT_EQ(order, want);
+}
+
+// The default partition of a big loop started from outside the workers (or
+// from a task while the others idle) hands each owner its own chunk first:
+// with every worker free, each index of a chunk runs on its numa_static
+// owner unless a thief rebalanced it, which idle owners leave no reason for.
+TEST(Loop, TheDefaultPartitionStartsOnTheOwners) {
+  strata::runtime rt{workers(2)};
+  const std::size_t n = 1 << 20;
+  std::vector<std::uint8_t> owner(n, 9);
+  std::vector<std::uint8_t> static_owner(n, 9);
+  strata::parallel_for(rt, 0, n, 1024, [&](std::size_t lo, std::size_t hi) {
+    for (auto i = lo; i < hi; ++i) static_owner[i] = static_cast<std::uint8_t>(strata::this_worker()->value);
+  }, strata::partition::numa_static);
+  const double sum = strata::parallel_reduce(
+      rt, 0, n, 0.0,
+      [&](std::size_t lo, std::size_t hi, double acc) {
+        for (auto i = lo; i < hi; ++i) {
+          owner[i] = static_cast<std::uint8_t>(strata::this_worker()->value);
+          acc += 1.0;
+        }
+        return acc;
+      },
+      [](double a, double b) { return a + b; }, 1024);
+  EXPECT_EQ(sum, static_cast<double>(n));
+  std::size_t on_owner = 0;
+  for (std::size_t i = 0; i < n; ++i) on_owner += owner[i] == static_owner[i];
+  EXPECT_GE(on_owner, n / 10 * 6) << "the pieces run on their chunk's owner (stealing only rebalances)";
+  // The first piece of each chunk is always its owner's (the owner's split
+  // keeps the leftmost piece; thieves take right halves).
+  EXPECT_EQ(owner[0], 0u);
+  EXPECT_EQ(owner[n / 2], 1u);
+  // A small loop (fewer than 4 pieces per worker) keeps the work-first split.
+  std::atomic<int> pieces{0};
+  strata::parallel_for(rt, 0, 4, 1, [&](std::size_t, std::size_t) { pieces++; });
+  EXPECT_EQ(pieces.load(), 4);
+}
+
 TEST(Loop, ExceptionsReachTheCaller) {
   strata::runtime rt{workers(3)};
   std::atomic<int> chunks{0};
@@ -77,8 +134,8 @@ TEST(Loop, ExceptionsReachTheCaller) {
                std::runtime_error);
   EXPECT_EQ(chunks.load(), 21) << "worker 0 stops at its failing first piece; the 2 x 10 pieces of the others all ran";
   EXPECT_THROW(strata::parallel_for(rt, 0, 1000, 10,
-                                    [](std::size_t lo, std::size_t) {
-                                      if (lo == 500) throw std::runtime_error("one piece fails");
+                                    [](std::size_t lo, std::size_t hi) {
+                                      if (lo <= 500 && 500 < hi) throw std::runtime_error("one piece fails");
                                     }),
                std::runtime_error);
   EXPECT_EQ(rt.submit([] { return 1; }).get(), 1);
