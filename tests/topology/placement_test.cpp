@@ -165,6 +165,25 @@ TEST(TwoSocket, OpenMpPlaceSemantics) {
   EXPECT_EQ(pus(2, bind_policy::spread, "threads"), (v{0, 16}));
 }
 
+// Every other worker appears in exactly one tier of each worker, on shapes
+// where the NUMA node spans packages (an older 4-socket server with one
+// memory controller hub) or sits at the root, as well as nested ones.
+TEST(Tiers, EveryOtherWorkerInExactlyOneTier) {
+  for (const char* shape : {"numa:1 pack:2 core:2 pu:1", "pack:2 core:2 pu:1", "numa:1 pack:4 l3:1 core:2 pu:2",
+                            "pack:2 numa:2 l3:1 core:4 pu:2", "pack:1 l3:2 core:2 pu:2"}) {
+    const auto p = placement_plan::compute(on(topology::synthetic(shape)));
+    for (unsigned w = 0; w < p.num_workers(); ++w) {
+      std::vector<int> seen(p.num_workers(), 0);
+      for (const auto& tier : p.tiers_of(w)) {
+        for (unsigned v : tier.workers) ++seen[v];
+      }
+      for (unsigned v = 0; v < p.num_workers(); ++v) {
+        EXPECT_EQ(seen[v], v == w ? 0 : 1) << shape << ": worker " << v << " in the tiers of worker " << w;
+      }
+    }
+  }
+}
+
 TEST(TwoSocket, ThreadsAndExplicitPlaces) {
   // One PU per place: the places that bring a new core come first.
   EXPECT_EQ(pus_of(placement_plan::compute(on(two_socket(), 4, bind_policy::close, "threads"))),

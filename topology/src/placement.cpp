@@ -154,7 +154,17 @@ std::vector<tier_list> compute_steal_tiers(const topology& t, const std::vector<
       }
       if (!tier.workers.empty()) tiers.push_back(std::move(tier));
     }
-    for (auto& [distance, workers] : remote) tiers.push_back({tier_kind::remote, distance, std::move(workers)});
+    // Beyond the package, by NUMA distance; a worker already in a nearer
+    // tier (a NUMA node that spans packages holds workers of both) is not
+    // tried twice.
+    for (auto& [distance, workers] : remote) {
+      steal_tier tier{tier_kind::remote, distance, {}};
+      for (unsigned v : workers) {
+        if (!taken[v]) tier.workers.push_back(v);
+        taken[v] = true;
+      }
+      if (!tier.workers.empty()) tiers.push_back(std::move(tier));
+    }
     all[w] = std::move(tiers);
   }
   return all;
