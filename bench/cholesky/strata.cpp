@@ -49,34 +49,32 @@ void build_and_wait(strata::runtime& r, tiled_matrix& w, const std::vector<strat
   g.wait();
 }
 
-}  // namespace
-
-repetition prepare_strata(shape s, unsigned threads) {
+// One configuration: the runtime, the matrix and its tile resources; each
+// repetition reloads the matrix, then builds and waits for the graph on a
+// worker (`on_worker`) or on the harness thread itself.
+repetition prepare_with(shape s, unsigned threads, bool on_worker) {
   const tiled_matrix& a = input(s);
   auto rt = make_strata_runtime(threads);
   auto m = std::make_shared<tiled_matrix>(s);
   auto tiles = make_tiles(*rt, *m, s);
-  return [&a, rt, m, tiles] {
+  return [&a, rt, m, tiles, on_worker] {
     tiled_matrix& w = *m;
     load(w, a);
-    rt->submit([&w, &tiles = *tiles, &r = *rt] { build_and_wait(r, w, tiles); }).get();
+    if (on_worker) {
+      rt->submit([&w, &tiles = *tiles, &r = *rt] { build_and_wait(r, w, tiles); }).get();
+    } else {
+      build_and_wait(*rt, w, *tiles);
+    }
     return check(w);
   };
 }
+
+}  // namespace
+
+repetition prepare_strata(shape s, unsigned threads) { return prepare_with(s, threads, true); }
 
 // The graph built and waited for by the harness thread itself (outside the
 // workers), as a program's main thread would.
-repetition prepare_strata_main(shape s, unsigned threads) {
-  const tiled_matrix& a = input(s);
-  auto rt = make_strata_runtime(threads);
-  auto m = std::make_shared<tiled_matrix>(s);
-  auto tiles = make_tiles(*rt, *m, s);
-  return [&a, rt, m, tiles] {
-    tiled_matrix& w = *m;
-    load(w, a);
-    build_and_wait(*rt, w, *tiles);
-    return check(w);
-  };
-}
+repetition prepare_strata_main(shape s, unsigned threads) { return prepare_with(s, threads, false); }
 
 }  // namespace strata_bench::cholesky

@@ -74,7 +74,9 @@ struct external_lane {
   }
 
   const unsigned index;  // in runtime_core::lanes
-  unsigned near = 0;     // a worker near the holder when it took the lane (whose package to wake first)
+  // A worker near the holder when it took the lane (whose package to wake
+  // first): written under lane_mutex by take_lane, read by the holder only.
+  unsigned near = 0;
   // --- the holding thread's (one at a time; handed over through `held`) ---
   worker_deque<task*> deque;  // everything pushed is published at once
   frame_pool pool;            // home: num_workers + index
