@@ -306,6 +306,12 @@ placement_plan placement_plan::compute(const placement_config& c) {
                       format_cpu_list(lim.machine_pus));
     }
   }
+  if (lim.allowed_numa_nodes != lim.machine_numa_nodes) {
+    notes.push_back(std::string(t.is_this_system() ? "cgroup/cpuset (cpuset.mems)" : "the description") +
+                    " allows NUMA nodes " + format_cpu_list(lim.allowed_numa_nodes) + " of " +
+                    format_cpu_list(lim.machine_numa_nodes) +
+                    ": the others, and packages left with no usable core and no allowed node, are left out");
+  }
   if (c.bind == bind_policy::none) notes.push_back("bind=none: workers float; tiers use the nominal placement");
   for (const char* v : {"SLURM_JOB_ID", "SLURM_CPUS_PER_TASK", "SLURM_CPU_BIND", "SLURM_TASKS_PER_NODE",
                         "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"}) {

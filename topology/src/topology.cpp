@@ -39,11 +39,17 @@ int ancestor_index(hwloc_obj_t obj, hwloc_obj_type_t type) {
 }
 
 // Fills the plain-data view from a loaded and restricted hwloc topology.
+// The topology is loaded with disallowed objects included (so the report can
+// say what the cgroup removed) and restricted to the usable CPUs, which keeps
+// every NUMA node that still holds memory. As hwloc does by default, the view
+// leaves out NUMA nodes outside the allowed nodeset and packages left with no
+// usable core and no allowed node; hwloc's logical indices are remapped.
 void extract(detail::topology_data& d) {
   hwloc_topology_t t = d.handle;
+  hwloc_const_nodeset_t allowed_nodes = hwloc_topology_get_allowed_nodeset(t);
 
   const int n_pack = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
-  const int n_numa = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+  const int n_numa_all = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
   const int n_l3 = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_L3CACHE);
   int n_core = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
   const int n_pu = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
@@ -51,18 +57,34 @@ void extract(detail::topology_data& d) {
   const hwloc_obj_type_t core_type = n_core > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
   if (n_core <= 0) n_core = n_pu;
 
-  if (n_pack > 0) {
-    for (int i = 0; i < n_pack; ++i) {
-      hwloc_obj_t p = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
-      d.packages.push_back({i, static_cast<int>(p->os_index), {}, {}});
-    }
-  } else {
-    d.packages.push_back({0, 0, {}, {}});  // no package level: the machine is one package
-  }
-  for (int i = 0; i < n_numa; ++i) {
+  // hwloc logical index -> strata id, -1 where left out.
+  std::vector<int> numa_id(static_cast<std::size_t>(std::max(n_numa_all, 0)), -1);
+  std::vector<hwloc_obj_t> numa_obj;
+  for (int i = 0; i < n_numa_all; ++i) {
     hwloc_obj_t n = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    if (!hwloc_bitmap_isset(allowed_nodes, n->os_index)) continue;
+    numa_id[static_cast<std::size_t>(i)] = static_cast<int>(numa_obj.size());
+    numa_obj.push_back(n);
+  }
+  const int n_numa = static_cast<int>(numa_obj.size());
+  std::vector<int> pack_id(static_cast<std::size_t>(std::max(n_pack, 0)), -1);
+  for (int i = 0; i < n_pack; ++i) {
+    hwloc_obj_t p = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, static_cast<unsigned>(i));
+    const bool has_core = hwloc_get_nbobjs_inside_cpuset_by_type(t, p->cpuset, core_type) > 0;
+    const bool has_node = hwloc_bitmap_intersects(p->nodeset, allowed_nodes) != 0;
+    if (!has_core && !has_node) continue;
+    pack_id[static_cast<std::size_t>(i)] = static_cast<int>(d.packages.size());
+    d.packages.push_back({static_cast<int>(d.packages.size()), static_cast<int>(p->os_index), {}, {}});
+  }
+  const auto package_of = [&](hwloc_obj_t obj) {
+    const int a = ancestor_index(obj, HWLOC_OBJ_PACKAGE);
+    return a >= 0 ? pack_id[static_cast<std::size_t>(a)] : -1;
+  };
+  if (d.packages.empty()) d.packages.push_back({0, 0, {}, {}});  // no package level: the machine is one package
+  for (int i = 0; i < n_numa; ++i) {
+    hwloc_obj_t n = numa_obj[static_cast<std::size_t>(i)];
     d.numa_nodes.push_back({i, static_cast<int>(n->os_index), n->attr->numanode.local_memory, {}});
-    const int pk = n_pack > 0 ? ancestor_index(n, HWLOC_OBJ_PACKAGE) : 0;
+    const int pk = n_pack > 0 ? package_of(n) : 0;
     if (pk >= 0) d.packages[static_cast<std::size_t>(pk)].numa_nodes.push_back(i);
   }
   for (int i = 0; i < n_l3; ++i) {
@@ -76,11 +98,12 @@ void extract(detail::topology_data& d) {
     ci.id = i;
     ci.os_index = static_cast<int>(c->os_index);
     ci.l3 = ancestor_index(c, HWLOC_OBJ_L3CACHE);
-    ci.package = n_pack > 0 ? std::max(0, ancestor_index(c, HWLOC_OBJ_PACKAGE)) : 0;
-    // The first NUMA node (logical order) whose CPUs include this core.
+    ci.package = n_pack > 0 ? std::max(0, package_of(c)) : 0;
+    // The first allowed NUMA node (logical order) whose CPUs include this
+    // core; a core whose local nodes are all disallowed (cpuset.mems narrower
+    // than cpuset.cpus) takes node 0, where the kernel will place its memory.
     for (int n = 0; n < n_numa && ci.numa_node < 0; ++n) {
-      hwloc_obj_t node = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(n));
-      if (hwloc_bitmap_intersects(node->cpuset, c->cpuset)) ci.numa_node = n;
+      if (hwloc_bitmap_intersects(numa_obj[static_cast<std::size_t>(n)]->cpuset, c->cpuset)) ci.numa_node = n;
     }
     if (ci.numa_node < 0) ci.numa_node = 0;
     const int n_in = hwloc_get_nbobjs_inside_cpuset_by_type(t, c->cpuset, HWLOC_OBJ_PU);
@@ -114,8 +137,13 @@ void extract(detail::topology_data& d) {
     std::vector<int> m(nn * nn, -1);
     for (unsigned i = 0; i < dist->nbobjs; ++i) {
       for (unsigned j = 0; j < dist->nbobjs; ++j) {
-        const auto a = dist->objs[i]->logical_index, b = dist->objs[j]->logical_index;
-        if (a < nn && b < nn) m[a * nn + b] = static_cast<int>(dist->values[i * dist->nbobjs + j]);
+        const auto la = dist->objs[i]->logical_index, lb = dist->objs[j]->logical_index;
+        if (la >= numa_id.size() || lb >= numa_id.size()) continue;
+        const int a = numa_id[la], b = numa_id[lb];
+        if (a >= 0 && b >= 0) {
+          m[static_cast<std::size_t>(a) * nn + static_cast<std::size_t>(b)] =
+              static_cast<int>(dist->values[i * dist->nbobjs + j]);
+        }
       }
     }
     if (std::find(m.begin(), m.end(), -1) == m.end()) {
@@ -138,6 +166,8 @@ void restrict_and_extract(detail::topology_data& d, hwloc_const_bitmap_t usable)
                        std::strerror(errno));
   }
   d.limits.usable_pus = to_list(usable);
+  d.limits.machine_numa_nodes = to_list(hwloc_topology_get_complete_nodeset(d.handle));
+  d.limits.allowed_numa_nodes = to_list(hwloc_topology_get_allowed_nodeset(d.handle));
   extract(d);
 }
 

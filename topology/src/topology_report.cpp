@@ -2,6 +2,7 @@
 // lstopo-like tree with the distance matrix.
 #include <strata/topology/topology.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -74,7 +75,9 @@ nlohmann::ordered_json topology_json(const topology& t) {
   j["limits"] = {{"machine_pus", format_cpu_list(l.machine_pus)},
                  {"allowed_pus", format_cpu_list(l.allowed_pus)},
                  {"bound_pus", format_cpu_list(l.bound_pus)},
-                 {"usable_pus", format_cpu_list(l.usable_pus)}};
+                 {"usable_pus", format_cpu_list(l.usable_pus)},
+                 {"machine_numa_nodes", format_cpu_list(l.machine_numa_nodes)},
+                 {"allowed_numa_nodes", format_cpu_list(l.allowed_numa_nodes)}};
   return j;
 }
 
@@ -87,26 +90,48 @@ std::string topology::describe() const {
   o << "Machine (" << source() << (is_this_system() ? "" : ", not this system: no binding") << ")\n";
   o << "  " << num_packages() << " package(s), " << num_numa_nodes() << " NUMA node(s), " << num_l3()
     << " L3 group(s), " << num_cores() << " core(s), " << num_pus() << " PU(s)\n";
+  // The cores of package `pkg` whose node `numa` (-1: any node outside the
+  // package) they belong to, with their L3 groups, at `indent`.
+  const auto print_cores = [&](const package_info& pkg, int numa, const char* indent) {
+    int last_l3 = -2;
+    for (int cid : pkg.cores) {
+      const auto& c = cores()[static_cast<std::size_t>(cid)];
+      const bool in_pkg_node =
+          std::find(pkg.numa_nodes.begin(), pkg.numa_nodes.end(), c.numa_node) != pkg.numa_nodes.end();
+      if (numa >= 0 ? c.numa_node != numa : in_pkg_node) continue;
+      if (c.l3 != last_l3) {
+        last_l3 = c.l3;
+        if (c.l3 >= 0) {
+          o << indent << "L3 " << c.l3 << " (" << mib(l3_groups()[static_cast<std::size_t>(c.l3)].size_bytes)
+            << ")\n";
+        }
+      }
+      o << indent << "  Core " << c.id << ": PU";
+      for (int pu : c.pus) o << " P#" << pu;
+      o << "\n";
+    }
+  };
+  std::vector<bool> in_package(num_numa_nodes(), false);
   for (const auto& p : packages()) {
     o << "  Package " << p.id << " (P#" << p.os_index << ")\n";
     for (int nid : p.numa_nodes) {
       const auto& n = numa_nodes()[static_cast<std::size_t>(nid)];
+      in_package[static_cast<std::size_t>(nid)] = true;
       o << "    NUMANode " << n.id << " (P#" << n.os_index << ", " << mib(n.memory_bytes) << ")"
         << (n.cores.empty() ? " memory only" : "") << "\n";
-      int last_l3 = -2;
-      for (int cid : n.cores) {
-        const auto& c = cores()[static_cast<std::size_t>(cid)];
-        if (c.package != p.id) continue;
-        if (c.l3 != last_l3) {
-          last_l3 = c.l3;
-          if (c.l3 >= 0) {
-            o << "      L3 " << c.l3 << " (" << mib(l3_groups()[static_cast<std::size_t>(c.l3)].size_bytes) << ")\n";
-          }
-        }
-        o << "        Core " << c.id << ": PU";
-        for (int pu : c.pus) o << " P#" << pu;
-        o << "\n";
-      }
+      print_cores(p, nid, "      ");
+    }
+    print_cores(p, -1, "    ");  // cores whose node spans packages (listed below)
+  }
+  for (const auto& n : numa_nodes()) {
+    if (in_package[static_cast<std::size_t>(n.id)]) continue;
+    o << "  NUMANode " << n.id << " (P#" << n.os_index << ", " << mib(n.memory_bytes) << ")";
+    if (n.cores.empty()) {
+      o << " memory only\n";
+    } else {
+      std::vector<int> pk;
+      for (int cid : n.cores) pk.push_back(cores()[static_cast<std::size_t>(cid)].package);
+      o << " spans packages " << format_cpu_list(pk) << ": cores " << format_cpu_list(n.cores) << "\n";
     }
   }
   const int n = static_cast<int>(num_numa_nodes());

@@ -76,6 +76,9 @@ struct cpu_limits {
   std::vector<int> allowed_pus;  // allowed by the OS (cgroup cpuset), or by the XML file
   std::vector<int> bound_pus;    // the process binding (taskset, srun --cpu-bind, mpirun --bind-to)
   std::vector<int> usable_pus;   // allowed AND bound: what strata places workers on
+  std::vector<int> machine_numa_nodes;  // OS indices of every NUMA node of the machine
+  std::vector<int> allowed_numa_nodes;  // allowed by the OS (cgroup cpuset.mems) or the XML file;
+                                        // the others, and packages left with neither, are dropped
 };
 
 class topology {
