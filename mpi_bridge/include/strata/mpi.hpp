@@ -1,0 +1,241 @@
+// strata::mpi: one runtime per rank, joined by MPI.
+//
+//   strata::runtime rt;
+//   strata::mpi::session mpi{argc, argv, rt};      // MPI_Init_thread unless the application did
+//   auto f = mpi.submit_at(1, step, 7, halo);       // a registered function, on rank 1
+//   mpi.post_at(peer, add_to_bin, bin);             // fire and forget (YGM's async)
+//   mpi.wait_quiescent();                           // collective: nothing in flight anywhere
+//
+// The session duplicates the application's communicator twice (data and
+// control traffic) and sets MPI_ERRORS_RETURN on its own communicators
+// only; it never receives on the application's. One thread makes the
+// bridge's MPI calls: a progress thread (MPI_THREAD_SERIALIZED or MULTIPLE),
+// or, under MPI_THREAD_FUNNELED, the thread that built the session, inside
+// the session's calls (progress(), get(), wait_quiescent()). Under
+// SERIALIZED the application's own MPI calls go through serialized(fn),
+// which holds the bridge's MPI lock. docs/mpi-bridge.md has the protocols.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <strata/mpi/remote.hpp>
+#include <strata/mpi/serialize.hpp>
+#include <strata/runtime/future.hpp>
+#include <strata/runtime/runtime.hpp>
+
+namespace strata::mpi {
+
+enum class thread_level { single, funneled, serialized, multiple };
+enum class progress_mode { automatic, thread, caller };
+// throughput: items are coalesced into per-destination buffers, flushed when
+// full, when the runtime goes idle, or after flush_delay_us. latency: a
+// buffer leaves at once when its link has nothing in flight.
+enum class send_mode { throughput, latency };
+
+struct config {
+  send_mode mode = send_mode::throughput;
+  progress_mode progress = progress_mode::automatic;  // thread unless the level is FUNNELED
+  std::size_t buffer_bytes = 64 * 1024;               // per buffer, 4 KiB .. 4 MiB
+  std::size_t max_pending_bytes = 64u << 20;          // sealed, unsent bytes before producers wait
+  std::size_t max_message_bytes = 1u << 30;           // largest item accepted (sent by the large path)
+  unsigned flush_delay_us = 100;                      // a partial buffer waits at most this long
+  unsigned receives = 8;                              // pre-posted persistent receives, 2 .. 256
+  bool crc = false;                                   // CRC32C over every buffer, checked on receipt
+  thread_level init_level = thread_level::multiple;   // requested when strata initialises MPI
+
+  // STRATA_MPI_MODE=throughput|latency, STRATA_MPI_PROGRESS=auto|thread|caller,
+  // STRATA_MPI_BUFFER_BYTES, STRATA_MPI_MAX_PENDING_BYTES, STRATA_MPI_FLUSH_US,
+  // STRATA_MPI_RECEIVES, STRATA_MPI_CRC=0|1, STRATA_MPI_THREAD_LEVEL=funneled|serialized|multiple.
+  // A bad value is a config_error naming the variable and what it accepts.
+  static config from_env();
+  // Throws config_error naming the first field out of range.
+  void validate() const;
+};
+
+// The session's own communicator, as a Fortran handle (MPI_Comm_f2c gives
+// the MPI_Comm; <mpi.h> stays out of this header).
+struct communicator {
+  int fortran = 0;
+};
+
+struct peer_stats {
+  int rank = 0;
+  std::uint64_t items_sent = 0, bytes_sent = 0, buffers_sent = 0;
+  std::uint64_t items_received = 0, bytes_received = 0, buffers_received = 0;
+  std::uint64_t flush_full = 0, flush_idle = 0, flush_timer = 0, flush_latency = 0, large_sent = 0;
+  double last_heard_s = -1;  // seconds since this peer's last buffer; -1: never
+};
+
+struct session_stats {
+  int rank = 0;
+  int size = 0;
+  std::string thread_level;
+  std::string progress;
+  std::vector<peer_stats> peers;
+  std::vector<std::pair<std::string, std::uint64_t>> rejects;  // by reason
+  std::uint64_t termination_rounds = 0;
+  std::uint64_t quiescence_calls = 0;
+  std::uint64_t tasks_run = 0;
+  std::uint64_t producer_waits = 0;  // times a producer waited for the pending-bytes cap
+  std::string to_json() const;
+};
+
+namespace detail {
+class bridge;
+// Where a reply goes: the future of a submit_at.
+struct reply_sink {
+  virtual ~reply_sink() = default;
+  virtual void value(reader& r) = 0;  // may throw decode_error
+  virtual void error(std::string what) = 0;
+};
+
+template <class R>
+struct reply_of final : reply_sink {
+  explicit reply_of(std::shared_ptr<strata::detail::future_state<R>> s) : state(std::move(s)) {}
+  void value(reader& r) override {
+    if constexpr (std::is_void_v<R>) {
+      state->value.emplace('\0');
+    } else {
+      state->value.emplace(r.value<R>());
+    }
+    state->finish();
+  }
+  void error(std::string what) override {
+    state->error = std::make_exception_ptr(remote_error(std::move(what)));
+    state->finish();
+  }
+  std::shared_ptr<strata::detail::future_state<R>> state;
+};
+}  // namespace detail
+
+class session {
+ public:
+  // Initialises MPI (MPI_Init_thread at config.init_level) unless the
+  // application did; in either case duplicates MPI_COMM_WORLD.
+  session(int& argc, char**& argv, runtime& rt, const config& c = config::from_env());
+  // MPI already initialised by the application; duplicates `app_comm`
+  // (a Fortran handle; default MPI_COMM_WORLD).
+  explicit session(runtime& rt, const config& c = config::from_env());
+  session(runtime& rt, communicator app_comm, const config& c = config::from_env());
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+  // Stops the progress, cancels the pre-posted receives, frees the
+  // communicators, and finalises MPI only if the session initialised it.
+  // Call wait_quiescent() first: what is still in flight is dropped.
+  ~session();
+
+  int rank() const noexcept;
+  int size() const noexcept;
+  communicator comm() const noexcept;
+  thread_level level() const noexcept;
+  progress_mode progress_kind() const noexcept;  // thread or caller
+  bool owns_mpi() const noexcept;                 // the session initialised MPI (and finalises it)
+
+  // Runs fn(args...) on rank `rank` (on one of its workers); the future
+  // holds its result, or remote_error naming the function and rank.
+  template <class F, class... Args>
+  auto submit_at(int rank, F* fn, Args&&... args) -> future<typename detail::fn_traits<F*>::result>;
+  // As submit_at without a result (exceptions are counted and reported on
+  // the rank that ran it).
+  template <class F, class... Args>
+  void post_at(int rank, F* fn, Args&&... args);
+
+  // Collective: returns on every rank once no task, reply or transfer
+  // started through the bridge is in flight anywhere. Call it from one
+  // thread per rank, the same number of times on every rank.
+  void wait_quiescent();
+  // Sends every partially filled buffer now.
+  void flush();
+  // One progress pass on the calling thread (progress_mode::caller: the
+  // session's thread must call this, get() or wait_quiescent() to make
+  // progress); with a progress thread, returns 0.
+  std::size_t progress();
+  // f.get(), making progress meanwhile when the caller is the MPI owner.
+  template <class T>
+  T get(future<T>& f);
+  // Runs fn holding the bridge's MPI lock: the application's own MPI calls
+  // under MPI_THREAD_SERIALIZED go here.
+  template <class F>
+  decltype(auto) serialized(F&& fn);
+
+  session_stats stats() const;
+
+ private:
+  template <class F, class... Args>
+  std::vector<std::byte> encode_call(F* fn, std::uint64_t request, Args&&... args) const;
+  void post_task(int rank, const std::vector<std::byte>& payload);
+  std::uint64_t expect_reply(int rank, std::unique_ptr<detail::reply_sink> sink);
+  void lock_mpi();
+  void unlock_mpi() noexcept;
+  bool owner_here() const noexcept;
+
+  runtime& m_rt;
+  std::unique_ptr<detail::bridge> m_b;
+};
+
+template <class F, class... Args>
+std::vector<std::byte> session::encode_call(F* fn, std::uint64_t request, Args&&... args) const {
+  using traits = detail::fn_traits<F*>;
+  using tuple = typename traits::args;
+  static_assert(sizeof...(Args) == std::tuple_size_v<tuple>, "strata::mpi: wrong number of arguments for fn");
+  static_assert(std::is_constructible_v<tuple, Args&&...>, "strata::mpi: the arguments do not convert to fn's");
+  const detail::remote_entry* e = detail::find_remote(reinterpret_cast<const void*>(fn));
+  if (e == nullptr) {
+    throw usage_error("strata::mpi: this function is not a remote function: register it with "
+                      "STRATA_MPI_REMOTE(name) at namespace scope");
+  }
+  std::vector<std::byte> payload;
+  writer w(payload);
+  w.value(e->id);
+  w.value(request);
+  w.value(tuple(std::forward<Args>(args)...));
+  return payload;
+}
+
+template <class F, class... Args>
+auto session::submit_at(int rank, F* fn, Args&&... args) -> future<typename detail::fn_traits<F*>::result> {
+  using R = typename detail::fn_traits<F*>::result;
+  auto st = std::make_shared<strata::detail::future_state<R>>(&m_rt.core());
+  // Encoded first: an unregistered function or a bad argument throws before
+  // a request is recorded.
+  auto payload = encode_call(fn, 0, std::forward<Args>(args)...);
+  const std::uint64_t request = expect_reply(rank, std::make_unique<detail::reply_of<R>>(st));
+  std::memcpy(payload.data() + sizeof(std::uint64_t), &request, sizeof request);
+  post_task(rank, payload);
+  return future<R>(std::move(st));
+}
+
+template <class F, class... Args>
+void session::post_at(int rank, F* fn, Args&&... args) {
+  post_task(rank, encode_call(fn, 0, std::forward<Args>(args)...));
+}
+
+template <class T>
+T session::get(future<T>& f) {
+  if (owner_here()) {
+    while (!f.ready()) {
+      if (progress() == 0) std::this_thread::yield();
+    }
+  }
+  return f.get();
+}
+
+template <class F>
+decltype(auto) session::serialized(F&& fn) {
+  struct unlock_on_exit {
+    session* s;
+    ~unlock_on_exit() { s->unlock_mpi(); }
+  };
+  lock_mpi();
+  unlock_on_exit guard{this};
+  return std::forward<F>(fn)();
+}
+
+}  // namespace strata::mpi

@@ -1,0 +1,100 @@
+// Remote functions: registered by name on every rank, called by id.
+//
+//   double step(int cell, std::vector<double> halo);
+//   STRATA_MPI_REMOTE(step);                  // at namespace scope, once
+//   auto f = mpi.submit_at(1, step, 7, halo);  // future<double>
+//
+// The id is a 64-bit FNV-1a hash of the name as written in the macro, so
+// every rank of one binary agrees on it; the session compares a digest of
+// the registries at start and names the functions a rank lacks. Arguments
+// are taken by value or const reference (they cross ranks by value, see
+// serialize.hpp); a non-const reference parameter is a compile error.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include <strata/mpi/serialize.hpp>
+
+namespace strata::mpi {
+
+// The error a future of a remote call holds when the function threw on its
+// rank (the message names the function, the rank and what it threw), or the
+// rank is gone.
+class remote_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+
+struct remote_entry {
+  std::string name;
+  std::uint64_t id = 0;
+  const void* fn = nullptr;
+  // Decodes the arguments, runs the function, appends the encoded result to
+  // `out`. Throws what the function throws, or decode_error.
+  void (*invoke)(reader& args, std::vector<std::byte>& out) = nullptr;
+};
+
+// The process-wide registry (static initialisers fill it before main).
+// A second registration of one name with another function is a
+// usage_error at session start (reported then, not during static init).
+void register_remote(remote_entry e);
+const remote_entry* find_remote(const void* fn) noexcept;
+const remote_entry* find_remote(std::uint64_t id) noexcept;
+std::uint64_t name_hash(std::string_view name) noexcept;
+
+template <class F>
+struct fn_traits;
+template <class R, class... A>
+struct fn_traits<R (*)(A...)> {
+  using result = R;
+  using args = std::tuple<std::decay_t<A>...>;
+  static constexpr bool by_value_or_const_ref =
+      ((!std::is_lvalue_reference_v<A> || std::is_const_v<std::remove_reference_t<A>>) && ...);
+};
+template <class R, class... A>
+struct fn_traits<R (*)(A...) noexcept> : fn_traits<R (*)(A...)> {};
+
+template <auto Fn>
+void invoke_thunk(reader& r, std::vector<std::byte>& out) {
+  using T = fn_traits<decltype(Fn)>;
+  auto args = r.value<typename T::args>();
+  if (r.left() != 0) throw decode_error("strata::mpi: trailing bytes after the arguments");
+  if constexpr (std::is_void_v<typename T::result>) {
+    std::apply(Fn, std::move(args));
+  } else {
+    writer w(out);
+    w.value(std::apply(Fn, std::move(args)));
+  }
+}
+
+template <auto Fn>
+bool register_fn(const char* name) {
+  using T = fn_traits<decltype(Fn)>;
+  static_assert(T::by_value_or_const_ref,
+                "STRATA_MPI_REMOTE: a remote function takes its arguments by value or const reference");
+  static_assert(std::is_void_v<typename T::result> || serializable<typename T::result>,
+                "STRATA_MPI_REMOTE: the result type cannot cross ranks (see <strata/mpi/serialize.hpp>)");
+  static_assert(serializable<typename T::args>,
+                "STRATA_MPI_REMOTE: an argument type cannot cross ranks (see <strata/mpi/serialize.hpp>)");
+  register_remote({name, name_hash(name), reinterpret_cast<const void*>(Fn), &invoke_thunk<Fn>});
+  return true;
+}
+
+}  // namespace detail
+}  // namespace strata::mpi
+
+#define STRATA_MPI_CAT2_(a, b) a##b
+#define STRATA_MPI_CAT_(a, b) STRATA_MPI_CAT2_(a, b)
+// Registers function `fn` (a name visible here, qualified or not) as a
+// remote function of this binary. At namespace scope, once per function.
+#define STRATA_MPI_REMOTE(fn)                                                      \
+  [[maybe_unused]] static const bool STRATA_MPI_CAT_(strata_mpi_remote_, __COUNTER__) = \
+      ::strata::mpi::detail::register_fn<&fn>(#fn)

@@ -1,0 +1,235 @@
+// How values cross ranks: by value, in a byte stream, never as a pointer.
+//
+//   trivially copyable types (no raw or member pointers), std::string,
+//   std::vector<T> and std::optional<T> of serializable T, std::pair and
+//   std::tuple of them, and any type with a specialisation
+//
+//     template <> struct strata::mpi::serialize<my_type> {
+//       static void write(strata::mpi::writer& w, const my_type& v);
+//       static my_type read(strata::mpi::reader& r);
+//     };
+//
+// Anything else is a compile-time error (static_assert naming the type's
+// requirement), so a std::map or a pointer never crosses silently.
+//
+// The format is the machine's own byte order and layout: the ranks of one job
+// run one binary (the session compares the registries' digests at start).
+// The reader checks every length against what is left of its buffer and
+// throws decode_error; it never reads past the end.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace strata::mpi {
+
+// A message whose bytes do not decode as the type its handler expects.
+class decode_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class writer {
+ public:
+  explicit writer(std::vector<std::byte>& out) noexcept : m_out(out) {}
+  void bytes(const void* p, std::size_t n) {
+    const auto at = m_out.size();
+    m_out.resize(at + n);
+    if (n != 0) std::memcpy(m_out.data() + at, p, n);
+  }
+  template <class T>
+  void value(const T& v);
+
+ private:
+  std::vector<std::byte>& m_out;
+};
+
+class reader {
+ public:
+  reader(const std::byte* p, std::size_t n) noexcept : m_p(p), m_left(n) {}
+  void bytes(void* dst, std::size_t n) {
+    if (n > m_left) {
+      throw decode_error("strata::mpi: truncated value (wanted " + std::to_string(n) + " bytes, " +
+                         std::to_string(m_left) + " left)");
+    }
+    if (n != 0) std::memcpy(dst, m_p, n);
+    m_p += n;
+    m_left -= n;
+  }
+  // A count of elements of `element` bytes each that must fit in what is
+  // left (a corrupt length cannot make the reader allocate without bound).
+  std::size_t count(std::size_t element) {
+    std::uint64_t n = 0;
+    bytes(&n, sizeof n);
+    if (element != 0 && n > m_left / element) {
+      throw decode_error("strata::mpi: length " + std::to_string(n) + " exceeds the " + std::to_string(m_left) +
+                         " bytes left");
+    }
+    return static_cast<std::size_t>(n);
+  }
+  std::size_t left() const noexcept { return m_left; }
+  template <class T>
+  T value();
+
+ private:
+  // Braced initialisation evaluates the elements left to right.
+  template <class T, std::size_t... I>
+  T read_tuple(std::index_sequence<I...>) {
+    return T{value<std::tuple_element_t<I, T>>()...};
+  }
+
+  const std::byte* m_p;
+  std::size_t m_left;
+};
+
+// The customisation point: specialise with static write(writer&, const T&)
+// and static T read(reader&).
+template <class T>
+struct serialize;
+
+namespace detail {
+
+template <class T>
+struct is_vector : std::false_type {};
+template <class T, class A>
+struct is_vector<std::vector<T, A>> : std::true_type {};
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+template <class T>
+struct is_pair : std::false_type {};
+template <class A, class B>
+struct is_pair<std::pair<A, B>> : std::true_type {};
+template <class T>
+struct is_tuple : std::false_type {};
+template <class... T>
+struct is_tuple<std::tuple<T...>> : std::true_type {};
+
+template <class T>
+concept customised = requires(writer& w, reader& r, const T& v) {
+  serialize<T>::write(w, v);
+  { serialize<T>::read(r) } -> std::same_as<T>;
+};
+
+template <class T>
+concept plain_bytes = std::is_trivially_copyable_v<T> && !std::is_pointer_v<T> &&
+                      !std::is_member_pointer_v<T> && !std::is_reference_v<T>;
+
+template <class T>
+constexpr bool serializable_v();
+
+template <class Tuple, std::size_t... I>
+constexpr bool all_serializable(std::index_sequence<I...>) {
+  return (serializable_v<std::tuple_element_t<I, Tuple>>() && ...);
+}
+
+template <class T>
+constexpr bool serializable_v() {
+  if constexpr (customised<T>) {
+    return true;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return true;
+  } else if constexpr (is_vector<T>::value || is_optional<T>::value) {
+    return serializable_v<typename T::value_type>();
+  } else if constexpr (is_pair<T>::value) {
+    return serializable_v<typename T::first_type>() && serializable_v<typename T::second_type>();
+  } else if constexpr (is_tuple<T>::value) {
+    return all_serializable<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else {
+    return plain_bytes<T>;
+  }
+}
+
+}  // namespace detail
+
+// True for the types that may cross ranks.
+template <class T>
+concept serializable = detail::serializable_v<std::remove_cv_t<T>>();
+
+template <class T>
+void writer::value(const T& v) {
+  static_assert(serializable<T>,
+                "strata::mpi: this type cannot cross ranks: use a trivially copyable type without pointers, "
+                "std::string, std::vector/std::optional/std::pair/std::tuple of those, or specialise "
+                "strata::mpi::serialize<T>");
+  if constexpr (detail::customised<T>) {
+    serialize<T>::write(*this, v);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    const std::uint64_t n = v.size();
+    bytes(&n, sizeof n);
+    bytes(v.data(), v.size());
+  } else if constexpr (detail::is_vector<T>::value) {
+    const std::uint64_t n = v.size();
+    bytes(&n, sizeof n);
+    using E = typename T::value_type;
+    if constexpr (detail::plain_bytes<E> && !detail::customised<E> && !std::is_same_v<E, bool>) {
+      bytes(v.data(), v.size() * sizeof(E));
+    } else {
+      for (const auto& e : v) value<E>(e);
+    }
+  } else if constexpr (detail::is_optional<T>::value) {
+    const std::uint8_t has = v.has_value() ? 1 : 0;
+    bytes(&has, 1);
+    if (v) value(*v);
+  } else if constexpr (detail::is_pair<T>::value) {
+    value(v.first);
+    value(v.second);
+  } else if constexpr (detail::is_tuple<T>::value) {
+    std::apply([this](const auto&... e) { (value(e), ...); }, v);
+  } else {
+    bytes(&v, sizeof v);
+  }
+}
+
+template <class T>
+T reader::value() {
+  static_assert(serializable<T>, "strata::mpi: this type cannot cross ranks (see <strata/mpi/serialize.hpp>)");
+  if constexpr (detail::customised<T>) {
+    return serialize<T>::read(*this);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    std::string s(count(1), '\0');
+    bytes(s.data(), s.size());
+    return s;
+  } else if constexpr (detail::is_vector<T>::value) {
+    using E = typename T::value_type;
+    if constexpr (detail::plain_bytes<E> && !detail::customised<E> && !std::is_same_v<E, bool>) {
+      T v(count(sizeof(E)));
+      bytes(v.data(), v.size() * sizeof(E));
+      return v;
+    } else {
+      const std::size_t n = count(1);  // every element takes at least one byte
+      T v;
+      v.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) v.push_back(value<E>());
+      return v;
+    }
+  } else if constexpr (detail::is_optional<T>::value) {
+    std::uint8_t has = 0;
+    bytes(&has, 1);
+    if (has > 1) throw decode_error("strata::mpi: corrupt optional flag");
+    if (has == 0) return T{};
+    return T{value<typename T::value_type>()};
+  } else if constexpr (detail::is_pair<T>::value) {
+    auto a = value<typename T::first_type>();
+    auto b = value<typename T::second_type>();
+    return T{std::move(a), std::move(b)};
+  } else if constexpr (detail::is_tuple<T>::value) {
+    return read_tuple<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else {
+    static_assert(std::is_default_constructible_v<T>, "strata::mpi: a plain value must be default constructible");
+    T v;
+    bytes(&v, sizeof v);
+    return v;
+  }
+}
+
+}  // namespace strata::mpi

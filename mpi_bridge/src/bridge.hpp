@@ -1,0 +1,230 @@
+// The bridge: the MPI side of a session.
+//
+// Threads. Producers (workers, the main thread, any thread) post items; one
+// owner makes every MPI call of the bridge: the progress thread, or, under
+// MPI_THREAD_FUNNELED, the session's thread inside the session's calls.
+//
+// Send path. post(dest, item) appends the item to dest's lane under the
+// lane's mutex: into the lane's open buffer, which is sealed (header
+// written, sequence number taken) when the next item would not fit, and
+// queued. The owner starts at most two MPI_Isend per link (double
+// buffering, as Conveyors' porters), and seals open buffers itself when
+// they are older than flush_delay, when no producer posted since its last
+// pass (the producers went idle), at once in latency mode when the link has
+// nothing in flight, on flush(), and before joining a termination wave. An
+// item too big for a buffer takes the large path: a notice item in the
+// ordered stream, then a one-item buffer on the large tag (Open MPI moves
+// it by rendezvous; the receiver allocates only when it receives it).
+// Sealed, unsent bytes above max_pending_bytes make producers wait.
+//
+// Receive path. A ring of persistent MPI_Recv_init requests (ANY_SOURCE, the
+// data tag, the session's data communicator) tested with a bounded
+// MPI_Testsome each pass; each completed buffer is checked whole
+// (wire.hpp), put in sequence order per source (Testsome may return two
+// buffers of one source out of order; a held buffer is copied), then its
+// items are dispatched: a task is spawned on the runtime, a reply fills its
+// future. The large tag is probed (MPI_Improbe) only while a notice said
+// a large buffer is due.
+//
+// Wake-ups. The owner spins, then yields, then sleeps on a condition
+// variable with a timeout that grows to 1 ms (incoming MPI traffic cannot
+// wake it: Open MPI has no asynchronous progress), so an idle rank costs a
+// wake-up a millisecond. Producers wake it at once: they bump `m_posted`
+// and read `m_sleeping`; the owner sets `m_sleeping` and reads `m_posted`
+// before it waits (both seq_cst: one of the two sees the other).
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <strata/mpi.hpp>
+
+#include "quiescence.hpp"
+#include "wire.hpp"
+
+namespace strata::mpi::detail {
+
+using clock = std::chrono::steady_clock;
+
+inline constexpr int k_tag_data = 1;
+inline constexpr int k_tag_large = 2;
+
+class bridge {
+ public:
+  struct init {
+    int* argc = nullptr;
+    char*** argv = nullptr;
+    bool use_world = true;
+    MPI_Comm app_comm = MPI_COMM_NULL;
+  };
+  bridge(runtime& rt, const config& c, const init& how);
+  bridge(const bridge&) = delete;
+  bridge& operator=(const bridge&) = delete;
+  ~bridge();
+
+  int rank() const noexcept { return m_rank; }
+  int size() const noexcept { return m_size; }
+  MPI_Comm data_comm() const noexcept { return m_data; }
+  thread_level level() const noexcept { return m_level; }
+  progress_mode mode() const noexcept { return m_mode; }
+  bool owns_mpi() const noexcept { return m_owns_mpi; }
+  bool owner_here() const noexcept;
+
+  // Any thread. Counts the item as sent.
+  void post(int dest, handler h, const std::byte* payload, std::size_t n);
+  std::uint64_t expect_reply(int rank, std::unique_ptr<reply_sink> sink);
+  void flush_all();
+  // The owner only: one pass; returns the units of work done.
+  std::size_t pass();
+  void wait_quiescent();
+  std::mutex& mpi_lock() noexcept { return m_mpi; }
+  session_stats stats() const;
+
+ private:
+  struct outgoing {
+    std::vector<std::byte> bytes;
+    bool large = false;
+  };
+  // A directed link to `dest`: producers append under `m`; the owner takes
+  // sealed buffers. Aligned so that two links' locks never share a line.
+  struct alignas(128) lane {
+    std::mutex m;
+    buffer_builder open;            // under m
+    clock::time_point opened;       // under m: when open got its first item
+    std::deque<outgoing> sealed;    // under m
+    std::uint64_t next_sequence = 0;  // under m
+    // Owner only.
+    int in_flight = 0;
+    // Counters: under m.
+    peer_stats st;
+    // When the owner last accepted a buffer from this rank (ns since the
+    // session started, -1: never). Relaxed: a report, read by stats().
+    std::atomic<std::int64_t> last_heard_ns{-1};
+  };
+  struct send_slot {
+    MPI_Request req = MPI_REQUEST_NULL;
+    outgoing out;
+    int dest = -1;
+  };
+  // Per source, owner only.
+  struct inbound {
+    std::uint64_t expected = 0;
+    std::map<std::uint64_t, std::vector<std::byte>> held;
+    unsigned large_due = 0;
+  };
+
+  void start_mpi(const init& how);
+  void check_registries();
+  void seal_locked(lane& l, int dest, std::uint64_t peer_stats::*reason);
+  void post_local(handler h, const std::byte* payload, std::size_t n);
+  std::size_t seal_due(bool force);
+  std::size_t start_sends();
+  std::size_t test_sends();
+  std::size_t test_receives();
+  std::size_t probe_large();
+  std::size_t step_quiescence();
+  void accept(int source, const std::byte* p, std::size_t n, const buffer_header& h);
+  void dispatch_buffer(int source, const std::byte* p, const buffer_header& h);
+  void dispatch_item(int source, handler h, const std::byte* p, std::size_t n);
+  void run_task(int source, const remote_entry* e, std::uint64_t request, std::vector<std::byte> args);
+  void count_reject(reject r) noexcept { m_rejects[static_cast<std::size_t>(r)].fetch_add(1, std::memory_order_relaxed); }
+  void progress_thread();
+  void wake_owner() noexcept;
+  void shutdown_mpi() noexcept;
+
+  runtime& m_rt;
+  config m_cfg;
+  int m_rank = 0;
+  int m_size = 1;
+  bool m_owns_mpi = false;
+  thread_level m_level = thread_level::single;
+  progress_mode m_mode = progress_mode::thread;
+  MPI_Comm m_data = MPI_COMM_NULL;
+  MPI_Comm m_ctrl = MPI_COMM_NULL;
+  std::thread::id m_owner_id;
+
+  std::vector<std::unique_ptr<lane>> m_lanes;
+  // Sealed and not yet sent, over all lanes (producers add, the owner
+  // subtracts; relaxed: only a threshold for flow control).
+  std::atomic<std::size_t> m_pending_bytes{0};
+  std::atomic<std::uint64_t> m_producer_waits{0};
+
+  // Owner only.
+  void repost(std::size_t i);
+  std::vector<send_slot> m_sends;
+  std::vector<MPI_Request> m_recv_reqs;
+  // Receive buffers: address space for max_message_bytes each, reserved
+  // (MAP_NORESERVE) and touched only as far as messages reach, so that a
+  // message longer than a buffer is received whole and rejected by the
+  // checks instead of being truncated by MPI (Open MPI 4.1 frees a
+  // persistent request that completes in error, and double-frees it at
+  // MPI_Finalize).
+  struct reserved {
+    std::byte* p = nullptr;
+    std::size_t size = 0;
+  };
+  std::vector<reserved> m_recv_bufs;
+  std::size_t m_recv_capacity = 0;
+  std::vector<int> m_indices;
+  std::vector<MPI_Status> m_statuses;
+  std::vector<inbound> m_in;
+  std::uint64_t m_seen_posted = 0;
+
+  // Replies awaited: producers insert, the owner (or a local reply) erases.
+  std::mutex m_replies_m;
+  std::unordered_map<std::uint64_t, std::pair<int, std::unique_ptr<reply_sink>>> m_replies;
+  std::atomic<std::uint64_t> m_next_request{1};
+
+  // Termination counters (see quiescence.hpp). seq_cst: the owner reads
+  // them when it joins a wave, after flushing; their increments follow the
+  // events they count in each thread's program order.
+  std::atomic<std::uint64_t> m_sent{0};
+  std::atomic<std::uint64_t> m_done{0};
+  std::atomic<std::uint64_t> m_tasks_run{0};
+  std::atomic<std::uint64_t> m_task_errors{0};
+  std::atomic<std::uint64_t> m_late_epoch{0};
+  std::atomic<std::uint64_t> m_rounds{0};       // waves completed (stats)
+  std::atomic<std::uint64_t> m_tasks_live{0};  // spawned by the bridge, not finished: ~bridge waits
+  std::array<std::atomic<std::uint64_t>, k_reject_reasons> m_rejects{};
+
+  // Quiescence: the waiter sets m_quiesce_wanted; the owner runs the waves
+  // and bumps m_epoch (release; the waiter acquires it).
+  quiescence_detector m_detector;
+  std::atomic<bool> m_quiesce_wanted{false};
+  std::atomic<std::uint32_t> m_epoch{0};
+  std::atomic<std::uint64_t> m_quiesce_calls{0};
+  MPI_Request m_wave_req = MPI_REQUEST_NULL;
+  std::uint64_t m_wave_local[2] = {0, 0};
+  std::uint64_t m_wave_global[2] = {0, 0};
+  std::uint64_t m_waves_this_call = 0;                 // owner only
+  std::chrono::microseconds m_wave_pace{5};           // owner only
+  clock::time_point m_next_wave{};                    // owner only
+  std::size_t m_last_pass_waves = 0;                  // owner only
+
+  // The MPI lock: held by the owner through a pass, by serialized().
+  std::mutex m_mpi;
+  // Owner sleep and wake-up (see the top of the file).
+  std::mutex m_sleep_m;
+  std::condition_variable m_sleep_cv;
+  std::atomic<bool> m_sleeping{false};
+  std::atomic<std::uint64_t> m_posted{0};
+  std::mutex m_done_m;
+  std::condition_variable m_done_cv;
+  std::atomic<bool> m_stop{false};
+  std::thread m_thread;
+  clock::time_point m_started;
+};
+
+}  // namespace strata::mpi::detail

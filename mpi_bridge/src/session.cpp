@@ -1,0 +1,61 @@
+// strata::mpi::session: the public face of the bridge (bridge.hpp).
+#include <strata/mpi.hpp>
+
+#include "bridge.hpp"
+
+namespace strata::mpi {
+
+session::session(int& argc, char**& argv, runtime& rt, const config& c) : m_rt(rt) {
+  detail::bridge::init how;
+  how.argc = &argc;
+  how.argv = &argv;
+  m_b = std::make_unique<detail::bridge>(rt, c, how);
+}
+
+session::session(runtime& rt, const config& c) : m_rt(rt) {
+  m_b = std::make_unique<detail::bridge>(rt, c, detail::bridge::init{});
+}
+
+session::session(runtime& rt, communicator app_comm, const config& c) : m_rt(rt) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized == 0) throw usage_error("strata::mpi::session: a communicator was given but MPI is not initialized");
+  detail::bridge::init how;
+  how.use_world = false;
+  how.app_comm = MPI_Comm_f2c(app_comm.fortran);
+  m_b = std::make_unique<detail::bridge>(rt, c, how);
+}
+
+session::~session() = default;
+
+int session::rank() const noexcept { return m_b->rank(); }
+int session::size() const noexcept { return m_b->size(); }
+communicator session::comm() const noexcept { return communicator{MPI_Comm_c2f(m_b->data_comm())}; }
+thread_level session::level() const noexcept { return m_b->level(); }
+progress_mode session::progress_kind() const noexcept { return m_b->mode(); }
+bool session::owns_mpi() const noexcept { return m_b->owns_mpi(); }
+bool session::owner_here() const noexcept { return m_b->owner_here(); }
+
+void session::post_task(int rank, const std::vector<std::byte>& payload) {
+  m_b->post(rank, detail::handler::task, payload.data(), payload.size());
+}
+
+std::uint64_t session::expect_reply(int rank, std::unique_ptr<detail::reply_sink> sink) {
+  return m_b->expect_reply(rank, std::move(sink));
+}
+
+void session::wait_quiescent() { m_b->wait_quiescent(); }
+void session::flush() { m_b->flush_all(); }
+
+std::size_t session::progress() {
+  if (m_b->mode() != progress_mode::caller) return 0;
+  if (!m_b->owner_here()) throw usage_error("strata::mpi: under progress=caller, progress() runs on the session's thread");
+  return m_b->pass();
+}
+
+void session::lock_mpi() { m_b->mpi_lock().lock(); }
+void session::unlock_mpi() noexcept { m_b->mpi_lock().unlock(); }
+
+session_stats session::stats() const { return m_b->stats(); }
+
+}  // namespace strata::mpi

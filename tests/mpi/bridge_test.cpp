@@ -1,0 +1,453 @@
+// The bridge under mpirun (2 to 4 ranks): remote tasks and their results,
+// remote exceptions, the large path, exactly-once delivery of many posts,
+// randomized termination (never early, never hung), malformed buffers sent
+// as raw bytes on the session's communicator, and the application's own
+// ANY_SOURCE/ANY_TAG traffic beside the bridge's.
+//
+// One session lives through all tests (MPI can be initialised once per
+// process). Environment:
+//   STRATA_TEST_MPI_INIT=app|strata   who calls MPI_Init_thread (default app)
+//   STRATA_TEST_MPI_LEVEL=funneled|serialized|multiple   the level asked for
+//   STRATA_TEST_QUIESCENCE_RUNS       randomized termination runs (default 1000)
+//   STRATA_TEST_MESSAGES              posts of the exactly-once test (default 10^6)
+// Every rank runs every test; each test is collective.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <strata/mpi.hpp>
+
+#include "json_reader.hpp"
+#include "runtime_config.hpp"
+#include "scale.hpp"
+
+namespace {
+
+strata::runtime* g_rt = nullptr;
+strata::mpi::session* g_mpi = nullptr;
+
+std::size_t env_count(const char* name, std::size_t dflt) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? static_cast<std::size_t>(std::stoull(v)) : dflt;
+}
+
+MPI_Comm bridge_comm() { return MPI_Comm_f2c(g_mpi->comm().fortran); }
+bool caller_mode() { return g_mpi->progress_kind() == strata::mpi::progress_mode::caller; }
+
+// The application's MPI calls: through the bridge's lock under SERIALIZED,
+// straight otherwise (FUNNELED: this is the main thread, the MPI owner).
+template <class F>
+auto app_mpi(F&& f) {
+  if (g_mpi->level() == strata::mpi::thread_level::serialized) return g_mpi->serialized(std::forward<F>(f));
+  return f();
+}
+
+std::uint64_t allreduce_sum(std::uint64_t v) {
+  std::uint64_t out = 0;
+  app_mpi([&] { return MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD); });
+  return out;
+}
+
+// ---- remote functions --------------------------------------------------------
+
+int add(int a, int b) { return a + b; }
+STRATA_MPI_REMOTE(add);
+
+std::string greet(const std::string& who, int times) {
+  std::string s;
+  for (int i = 0; i < times; ++i) s += "hello " + who + ";";
+  return s + " from rank " + std::to_string(g_mpi->rank());
+}
+STRATA_MPI_REMOTE(greet);
+
+double sum_of(std::vector<double> v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+STRATA_MPI_REMOTE(sum_of);
+
+std::vector<std::uint8_t> echo(std::vector<std::uint8_t> v) { return v; }
+STRATA_MPI_REMOTE(echo);
+
+int fails(int code) { throw std::runtime_error("code " + std::to_string(code)); }
+STRATA_MPI_REMOTE(fails);
+
+int which_rank() { return g_mpi->rank(); }
+STRATA_MPI_REMOTE(which_rank);
+
+// Exactly once: a count per (source, sequence) and a checksum of values.
+std::vector<std::atomic<std::uint8_t>>* g_seen = nullptr;  // [source * per_rank + seq]
+std::atomic<std::uint64_t> g_checksum{0};
+std::size_t g_per_rank = 0;
+void deliver(int source, std::uint64_t seq, std::uint64_t value) {
+  (*g_seen)[static_cast<std::size_t>(source) * g_per_rank + seq].fetch_add(1, std::memory_order_relaxed);
+  g_checksum.fetch_add(value, std::memory_order_relaxed);
+}
+STRATA_MPI_REMOTE(deliver);
+
+// Randomized chains: each hop counts itself and forwards to a random rank.
+std::atomic<std::uint64_t> g_hops{0};
+void hop(std::uint32_t left, std::uint64_t seed) {
+  g_hops.fetch_add(1, std::memory_order_relaxed);
+  if (left == 0) return;
+  std::mt19937_64 rng(seed);
+  const int next = static_cast<int>(rng() % static_cast<std::uint64_t>(g_mpi->size()));
+  g_mpi->post_at(next, hop, left - 1, rng());
+}
+STRATA_MPI_REMOTE(hop);
+
+template <class T>
+T get(strata::future<T>& f) {
+  return g_mpi->get(f);
+}
+
+// ---- tests ---------------------------------------------------------------------
+
+TEST(Session, OwnCommunicatorsAndTheApplicationsErrorHandler) {
+  ASSERT_GE(g_mpi->size(), 2);
+  int world_rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  EXPECT_EQ(g_mpi->rank(), world_rank);
+  int cmp = 0;
+  MPI_Comm_compare(bridge_comm(), MPI_COMM_WORLD, &cmp);
+  EXPECT_EQ(cmp, MPI_CONGRUENT) << "a duplicate, not COMM_WORLD itself";
+  MPI_Errhandler h;
+  MPI_Comm_get_errhandler(MPI_COMM_WORLD, &h);
+  EXPECT_EQ(h, MPI_ERRORS_ARE_FATAL) << "the application's communicator keeps its handler";
+  MPI_Errhandler_free(&h);
+  MPI_Comm_get_errhandler(bridge_comm(), &h);
+  EXPECT_EQ(h, MPI_ERRORS_RETURN);
+  MPI_Errhandler_free(&h);
+}
+
+TEST(Remote, SubmitAtEveryRankReturnsResults) {
+  const int n = g_mpi->size(), me = g_mpi->rank();
+  for (int r = 0; r < n; ++r) {
+    auto a = g_mpi->submit_at(r, add, me, 1000 * r);
+    auto g = g_mpi->submit_at(r, greet, std::string("strata"), 2);
+    auto s = g_mpi->submit_at(r, sum_of, std::vector<double>{0.5, 1.5, static_cast<double>(r)});
+    auto w = g_mpi->submit_at(r, which_rank);
+    EXPECT_EQ(get(a), me + 1000 * r);
+    EXPECT_EQ(get(g), "hello strata;hello strata; from rank " + std::to_string(r));
+    EXPECT_DOUBLE_EQ(get(s), 2.0 + r);
+    EXPECT_EQ(get(w), r);
+  }
+  g_mpi->wait_quiescent();
+}
+
+TEST(Remote, ExceptionsComeBackNamingFunctionAndRank) {
+  const int peer = (g_mpi->rank() + 1) % g_mpi->size();
+  auto f = g_mpi->submit_at(peer, fails, 7);
+  try {
+    (void)get(f);
+    ADD_FAILURE() << "no exception";
+  } catch (const strata::mpi::remote_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'fails'"), std::string::npos) << what;
+    EXPECT_NE(what.find("rank " + std::to_string(peer)), std::string::npos) << what;
+    EXPECT_NE(what.find("code 7"), std::string::npos) << what;
+  }
+  EXPECT_THROW((void)g_mpi->submit_at(g_mpi->size(), add, 1, 2), strata::usage_error) << "no such rank";
+  int (*unregistered)(int) = [](int x) { return x; };
+  EXPECT_THROW((void)g_mpi->submit_at(peer, unregistered, 1), strata::usage_error);
+  g_mpi->wait_quiescent();
+}
+
+TEST(Remote, LargePayloadsTakeTheLargePathAndStayInOrder) {
+  const int peer = (g_mpi->rank() + 1) % g_mpi->size();
+  const auto before = g_mpi->stats().peers[static_cast<std::size_t>(peer)].large_sent;
+  std::vector<strata::future<std::vector<std::uint8_t>>> fs;
+  for (std::size_t size : {std::size_t{10}, std::size_t{1} << 20, std::size_t{100}, std::size_t{3} << 20, std::size_t{5}}) {
+    std::vector<std::uint8_t> v(size);
+    for (std::size_t i = 0; i < size; ++i) v[i] = static_cast<std::uint8_t>(i * 7 + size);
+    fs.push_back(g_mpi->submit_at(peer, echo, std::move(v)));
+  }
+  std::size_t k = 0;
+  for (std::size_t size : {std::size_t{10}, std::size_t{1} << 20, std::size_t{100}, std::size_t{3} << 20, std::size_t{5}}) {
+    const auto v = get(fs[k++]);
+    ASSERT_EQ(v.size(), size);
+    bool same = true;
+    for (std::size_t i = 0; i < size; ++i) same = same && v[i] == static_cast<std::uint8_t>(i * 7 + size);
+    EXPECT_TRUE(same) << size;
+  }
+  g_mpi->wait_quiescent();
+  // Two large requests to the peer, and two large replies to whoever asked
+  // this rank (the peer too when there are two ranks).
+  const int asker = (g_mpi->rank() + g_mpi->size() - 1) % g_mpi->size();
+  EXPECT_EQ(g_mpi->stats().peers[static_cast<std::size_t>(peer)].large_sent, before + (asker == peer ? 4 : 2));
+}
+
+// Every post arrives exactly once; the checksums agree.
+TEST(Delivery, ExactlyOnceWithSequenceNumbersAndAChecksum) {
+  const int n = g_mpi->size(), me = g_mpi->rank();
+  const std::size_t total = strata::test::scaled(env_count("STRATA_TEST_MESSAGES", 1'000'000));
+  g_per_rank = total / static_cast<std::size_t>(n);
+  std::vector<std::atomic<std::uint8_t>> seen(g_per_rank * static_cast<std::size_t>(n));
+  g_seen = &seen;
+  g_checksum = 0;
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });
+  const auto dest_of = [n](int src, std::uint64_t seq) {
+    return static_cast<int>((seq * 2654435761u + static_cast<std::uint64_t>(src)) % static_cast<std::uint64_t>(n));
+  };
+  std::uint64_t sent_sum = 0;
+  for (std::uint64_t seq = 0; seq < g_per_rank; ++seq) {
+    const std::uint64_t value = seq * 31 + static_cast<std::uint64_t>(me);
+    sent_sum += value;
+    g_mpi->post_at(dest_of(me, seq), deliver, me, seq, value);
+  }
+  g_mpi->wait_quiescent();
+  std::size_t wrong = 0;
+  for (int src = 0; src < n; ++src) {
+    for (std::uint64_t seq = 0; seq < g_per_rank; ++seq) {
+      const unsigned want = dest_of(src, seq) == me ? 1 : 0;
+      wrong += seen[static_cast<std::size_t>(src) * g_per_rank + seq].load() != want;
+    }
+  }
+  EXPECT_EQ(wrong, 0u) << "posts seen other than exactly once at their destination";
+  EXPECT_EQ(allreduce_sum(g_checksum.load()), allreduce_sum(sent_sum));
+  g_seen = nullptr;
+}
+
+// Chains of random length between random ranks: when wait_quiescent returns,
+// every hop of every chain has run, on every rank; it never hangs.
+TEST(Quiescence, RandomChainsNeverReturnEarly) {
+  const std::size_t runs = strata::test::scaled(env_count("STRATA_TEST_QUIESCENCE_RUNS", 1000));
+  std::mt19937_64 rng(1234 + static_cast<std::uint64_t>(g_mpi->rank()));
+  std::uint64_t expected_total = 0, premature = 0;
+  const auto rounds_before = g_mpi->stats().termination_rounds;
+  for (std::size_t run = 0; run < runs; ++run) {
+    const unsigned chains = static_cast<unsigned>(rng() % 4);
+    std::uint64_t mine = 0;
+    for (unsigned c = 0; c < chains; ++c) {
+      const auto len = static_cast<std::uint32_t>(rng() % 12);
+      mine += len + 1;
+      g_mpi->post_at(static_cast<int>(rng() % static_cast<std::uint64_t>(g_mpi->size())), hop, len, rng());
+    }
+    g_mpi->wait_quiescent();
+    expected_total += mine;
+    // Nothing may still be running: the global hop count is final here.
+    const std::uint64_t want = allreduce_sum(expected_total);
+    const std::uint64_t got = allreduce_sum(g_hops.load());
+    premature += got != want;
+  }
+  EXPECT_EQ(premature, 0u) << "wait_quiescent returned while hops were still in flight";
+  const double per_call = static_cast<double>(g_mpi->stats().termination_rounds - rounds_before) /
+                          static_cast<double>(runs);
+  if (g_mpi->rank() == 0) std::printf("[ quiescence ] %zu runs, %.2f waves per call\n", runs, per_call);
+}
+
+// Raw bytes on the session's own communicator, each malformed in its own
+// way: dropped and counted by reason; the service goes on.
+TEST(Malformed, RawBuffersAreRejectedByReasonAndServiceGoesOn) {
+  const int me = g_mpi->rank();
+  const auto rejects = [] {
+    std::map<std::string, std::uint64_t> m;
+    for (const auto& [why, n] : g_mpi->stats().rejects) m[why] = n;
+    return m;
+  };
+  const auto before = rejects();
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });
+  std::map<std::string, std::uint64_t> want;
+  if (me == 0) {
+    // Raw buffers: a header of the real layout, then broken one way each.
+    const auto header = [](std::uint32_t items, std::uint32_t bytes) {
+      std::vector<std::byte> b(40 + bytes);
+      const std::uint32_t magic = 0x42525453, source = 0, epoch = 0, crc = 0, reserved = 0;
+      const std::uint16_t version = 1, flags = 0;
+      const std::uint64_t seq = 0;
+      std::memcpy(b.data(), &magic, 4);
+      std::memcpy(b.data() + 4, &version, 2);
+      std::memcpy(b.data() + 6, &flags, 2);
+      std::memcpy(b.data() + 8, &source, 4);
+      std::memcpy(b.data() + 12, &epoch, 4);
+      std::memcpy(b.data() + 16, &seq, 8);
+      std::memcpy(b.data() + 24, &items, 4);
+      std::memcpy(b.data() + 28, &bytes, 4);
+      std::memcpy(b.data() + 32, &crc, 4);
+      std::memcpy(b.data() + 36, &reserved, 4);
+      return b;
+    };
+    std::vector<std::pair<std::vector<std::byte>, std::string>> corpus;
+    corpus.emplace_back(std::vector<std::byte>(7), "truncated");
+    auto b = header(0, 0);
+    b[0] = std::byte{0};
+    corpus.emplace_back(b, "bad_magic");
+    b = header(0, 0);
+    b[4] = std::byte{9};
+    corpus.emplace_back(b, "bad_version");
+    b = header(0, 0);
+    b[8] = std::byte{3};
+    corpus.emplace_back(b, "wrong_source");
+    b = header(1, 8);
+    const std::uint32_t bad_handler = 99, len = 0;
+    std::memcpy(b.data() + 40, &bad_handler, 4);
+    std::memcpy(b.data() + 44, &len, 4);
+    corpus.emplace_back(b, "unknown_handler");
+    b = header(1, 8);
+    const std::uint32_t task = 1, too_long = 1000;
+    std::memcpy(b.data() + 40, &task, 4);
+    std::memcpy(b.data() + 44, &too_long, 4);
+    corpus.emplace_back(b, "item_overrun");
+    b = header(5, 0);
+    corpus.emplace_back(b, "item_count");
+    b = header(0, 0);  // sequence 0 again: rank 1 has had earlier buffers from rank 0
+    corpus.emplace_back(b, "stale_sequence");
+    b = header(0, 0);
+    const std::uint64_t far = std::uint64_t{1} << 40;
+    std::memcpy(b.data() + 16, &far, 8);
+    corpus.emplace_back(b, "sequence_window");
+    corpus.emplace_back(std::vector<std::byte>(200 * 1024), "truncated");
+    for (int dst = 1; dst < g_mpi->size(); ++dst) {
+      for (const auto& [bytes, why] : corpus) {
+        app_mpi([&] { return MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dst, 1, bridge_comm()); });
+      }
+    }
+  }
+  if (me != 0) {
+    // stale_sequence needs an earlier buffer from rank 0 on this link: the
+    // earlier tests sent some to every rank.
+    for (const char* w : {"bad_magic", "bad_version", "wrong_source", "unknown_handler", "item_overrun",
+                          "item_count", "stale_sequence", "sequence_window"}) {
+      want[w] = 1;
+    }
+    want["truncated"] = 1;
+    want["oversized"] = 1;
+  }
+  // The service goes on: results still come back, and the rejects arrive.
+  const int peer = (me + 1) % g_mpi->size();
+  auto f = g_mpi->submit_at(peer, add, 2, 3);
+  EXPECT_EQ(get(f), 5);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::map<std::string, std::uint64_t> now;
+  for (;;) {
+    if (caller_mode()) g_mpi->progress();
+    now = rejects();
+    bool all = true;
+    for (const auto& [why, n] : want) all = all && now[why] - before.at(why) >= n;
+    if (all || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (const auto& [why, n] : want) EXPECT_EQ(now[why] - before.at(why), n) << why;
+  g_mpi->wait_quiescent();
+  // The stats are JSON a tool can read.
+  const auto j = strata::test::json_reader::parse(g_mpi->stats().to_json());
+  EXPECT_EQ(j["rank"].as_int(), me);
+  EXPECT_EQ(static_cast<int>(j["peers"].size()), g_mpi->size());
+}
+
+// The application's own traffic on COMM_WORLD, with ANY_SOURCE and ANY_TAG,
+// point-to-point and collective, while the bridge carries its own: neither
+// side sees the other's messages.
+TEST(Coexistence, ApplicationAnySourceTrafficBesideTheBridge) {
+  const int n = g_mpi->size(), me = g_mpi->rank();
+  const int rounds = 200;
+  std::atomic<int> bridge_ok{0}, bridge_bad{0};
+  // Bridge traffic from a worker (a task), unless only the main thread may
+  // progress (FUNNELED: then main drives it between its own calls).
+  auto bridge_load = [&] {
+    for (int i = 0; i < 2000; ++i) {
+      auto f = g_mpi->submit_at((me + 1) % n, add, i, 1);
+      (get(f) == i + 1 ? bridge_ok : bridge_bad)++;
+    }
+  };
+  strata::future<void> load;
+  if (!caller_mode()) load = g_rt->submit(bridge_load);
+  std::uint64_t got_sum = 0, want_sum = 0;
+  for (int r = 0; r < rounds; ++r) {
+    const int to = (me + 1) % n, from_any = MPI_ANY_SOURCE;
+    const std::uint64_t out = 0xA5A5000000000000ull | (static_cast<std::uint64_t>(me) << 32) | static_cast<unsigned>(r);
+    std::uint64_t in = 0;
+    MPI_Request reqs[2];
+    app_mpi([&] { return MPI_Irecv(&in, 1, MPI_UINT64_T, from_any, MPI_ANY_TAG, MPI_COMM_WORLD, &reqs[0]); });
+    app_mpi([&] { return MPI_Isend(&out, 1, MPI_UINT64_T, to, r % 7, MPI_COMM_WORLD, &reqs[1]); });
+    for (int done = 0; done == 0;) {
+      app_mpi([&] { return MPI_Testall(2, reqs, &done, MPI_STATUSES_IGNORE); });
+      if (caller_mode()) {
+        g_mpi->progress();
+        auto f = g_mpi->submit_at((me + 1) % n, add, r, 1);
+        (get(f) == r + 1 ? bridge_ok : bridge_bad)++;
+      }
+    }
+    const int from = (me + n - 1) % n;
+    EXPECT_EQ(in >> 48, 0xA5A5u) << "round " << r << ": a message that is not the application's";
+    EXPECT_EQ(static_cast<int>((in >> 32) & 0xffff), from);
+    EXPECT_EQ(static_cast<int>(in & 0xffffffff), r);
+    got_sum += in & 0xffffffff;
+    want_sum += static_cast<unsigned>(r);
+    // A collective of the application's. Non-blocking under FUNNELED: a
+    // rank blocked in its own MPI call makes no bridge progress, so a peer
+    // waiting on this rank's reply would never reach the collective.
+    std::uint64_t all = 0, one = 1;
+    MPI_Request coll;
+    app_mpi([&] { return MPI_Iallreduce(&one, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD, &coll); });
+    for (int done = 0; done == 0;) {
+      app_mpi([&] { return MPI_Test(&coll, &done, MPI_STATUS_IGNORE); });
+      if (caller_mode()) g_mpi->progress();
+    }
+    EXPECT_EQ(all, static_cast<std::uint64_t>(n));
+  }
+  if (load.valid()) load.get();
+  EXPECT_EQ(got_sum, want_sum);
+  EXPECT_GT(bridge_ok.load(), 0);
+  EXPECT_EQ(bridge_bad.load(), 0);
+  g_mpi->wait_quiescent();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const char* init = std::getenv("STRATA_TEST_MPI_INIT");
+  const bool app_init = init == nullptr || std::string(init) != "strata";
+  const char* lv = std::getenv("STRATA_TEST_MPI_LEVEL");
+  const std::string level = lv != nullptr ? lv : "multiple";
+  strata::mpi::config c = strata::mpi::config::from_env();
+  int want = MPI_THREAD_MULTIPLE;
+  if (level == "funneled") {
+    want = MPI_THREAD_FUNNELED;
+    c.init_level = strata::mpi::thread_level::funneled;
+  } else if (level == "serialized") {
+    want = MPI_THREAD_SERIALIZED;
+    c.init_level = strata::mpi::thread_level::serialized;
+  }
+  if (app_init) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, want, &provided);
+  }
+  int rc = 0;
+  {
+    strata::runtime rt{strata::test::workers(2)};
+    std::optional<strata::mpi::session> session;
+    if (app_init) {
+      session.emplace(rt, c);
+    } else {
+      session.emplace(argc, argv, rt, c);
+    }
+    strata::mpi::session& mpi = *session;
+    g_rt = &rt;
+    g_mpi = &mpi;
+    if (mpi.rank() == 0) {
+      std::printf("[ session ] %d ranks, %s, progress %s, MPI initialised by %s\n", mpi.size(),
+                  mpi.stats().thread_level.c_str(), mpi.stats().progress.c_str(), mpi.owns_mpi() ? "strata" : "the application");
+    }
+    rc = RUN_ALL_TESTS();
+    // A failure on one rank fails the job: the others must not exit 0.
+    int worst = 0;
+    app_mpi([&] { return MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD); });
+    rc = worst;
+    mpi.wait_quiescent();
+    g_mpi = nullptr;
+  }
+  if (app_init) MPI_Finalize();
+  return rc;
+}

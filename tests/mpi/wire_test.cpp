@@ -1,0 +1,191 @@
+// The bridge's wire format and checked decoder, without MPI: every kind of
+// malformed buffer is rejected for its own reason and dispatches nothing;
+// values round-trip through the serializer; what cannot cross ranks does
+// not compile.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <strata/mpi/serialize.hpp>
+
+#include "wire.hpp"
+
+namespace {
+
+using namespace strata::mpi;
+using namespace strata::mpi::detail;
+
+std::vector<std::byte> good_buffer(std::uint32_t source, bool crc) {
+  buffer_builder b(4096);
+  const std::byte payload[16] = {};
+  b.append(handler::task, payload, sizeof payload);
+  b.append(handler::large_notice, nullptr, 0);
+  b.append(handler::reply, payload, 9);
+  return b.seal(source, 3, 7, crc, false);
+}
+
+reject why(const std::vector<std::byte>& b, int source = 1, bool require_crc = false) {
+  const checked c = check_buffer(b.data(), b.size(), source, require_crc);
+  EXPECT_FALSE(c.ok);
+  return c.why;
+}
+
+template <class T>
+void poke(std::vector<std::byte>& b, std::size_t at, T v) {
+  std::memcpy(b.data() + at, &v, sizeof v);
+}
+
+TEST(Wire, AGoodBufferChecksAndListsItsItems) {
+  for (bool crc : {false, true}) {
+    const auto b = good_buffer(1, crc);
+    const checked c = check_buffer(b.data(), b.size(), 1, crc);
+    ASSERT_TRUE(c.ok) << reject_name(c.why);
+    EXPECT_EQ(c.header.sequence, 7u);
+    EXPECT_EQ(c.header.epoch, 3u);
+    EXPECT_EQ(c.header.items, 3u);
+    std::vector<std::pair<handler, std::size_t>> items;
+    for_each_item(b.data(), c.header, [&](handler h, const std::byte*, std::size_t n) { items.emplace_back(h, n); });
+    EXPECT_EQ(items, (std::vector<std::pair<handler, std::size_t>>{
+                         {handler::task, 16}, {handler::large_notice, 0}, {handler::reply, 9}}));
+  }
+}
+
+TEST(Wire, EveryMalformationHasItsReason) {
+  const auto good = good_buffer(1, true);
+  EXPECT_EQ(why({}), reject::truncated);
+  EXPECT_EQ(why(std::vector<std::byte>(good.begin(), good.begin() + 20)), reject::truncated);
+  EXPECT_EQ(why(std::vector<std::byte>(good.begin(), good.end() - 1)), reject::truncated) << "MPI count < header";
+  auto longer = good;
+  longer.push_back(std::byte{0});
+  EXPECT_EQ(why(longer), reject::truncated) << "trailing bytes";
+  auto b = good;
+  poke<std::uint32_t>(b, 0, 0xdeadbeef);
+  EXPECT_EQ(why(b), reject::bad_magic);
+  b = good;
+  poke<std::uint16_t>(b, 4, 99);
+  EXPECT_EQ(why(b), reject::bad_version);
+  b = good;
+  poke<std::uint16_t>(b, 6, 0x80);
+  EXPECT_EQ(why(b), reject::bad_flags);
+  b = good;
+  poke<std::uint32_t>(b, 36, 1);
+  EXPECT_EQ(why(b), reject::bad_flags) << "reserved must be zero";
+  EXPECT_EQ(why(good_buffer(1, false), 1, true), reject::bad_flags) << "CRC required";
+  EXPECT_EQ(why(good, 2), reject::wrong_source);
+  EXPECT_EQ(why(good, -1), reject::wrong_source);
+  b = good;
+  poke<std::uint32_t>(b, 24, 4);
+  EXPECT_EQ(why(b), reject::item_overrun) << "one item more than there is";
+  b = good;
+  poke<std::uint32_t>(b, 24, 2);
+  EXPECT_EQ(why(b), reject::item_count) << "one item fewer: bytes left over";
+  b = good;
+  poke<std::uint32_t>(b, 24, 0xffffffff);
+  EXPECT_EQ(why(b), reject::item_count);
+  b = good;
+  poke<std::uint32_t>(b, 40 + 4, 0xfffffff0);  // the first item's length
+  EXPECT_EQ(why(b), reject::item_overrun);
+  b = good;
+  poke<std::uint32_t>(b, 40, 77);  // the first item's handler
+  EXPECT_EQ(why(b), reject::unknown_handler);
+  b = good;
+  poke<std::uint32_t>(b, 40, 0);
+  EXPECT_EQ(why(b), reject::unknown_handler);
+  b = good;
+  b[50] = std::byte{1};  // payload byte: only the CRC notices
+  EXPECT_EQ(why(b), reject::crc_mismatch);
+  b = good;
+  poke<std::uint16_t>(b, 6, 2);  // large flag with 3 items
+  EXPECT_EQ(why(b), reject::item_count);
+}
+
+TEST(Wire, Crc32cKnownValue) {
+  // RFC 3720 B.4: CRC32C of 32 zero bytes is 0x8A9136AA; of "123456789" 0xE3069283.
+  std::vector<std::byte> zeros(32);
+  EXPECT_EQ(crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);
+  const char* s = "123456789";
+  EXPECT_EQ(crc32c(reinterpret_cast<const std::byte*>(s), 9), 0xE3069283u);
+}
+
+struct point {
+  double x, y;
+  int id;
+};
+
+struct named {
+  std::string name;
+  std::vector<int> values;
+};
+
+}  // namespace
+
+template <>
+struct strata::mpi::serialize<named> {
+  static void write(writer& w, const named& v) {
+    w.value(v.name);
+    w.value(v.values);
+  }
+  static named read(reader& r) { return {r.value<std::string>(), r.value<std::vector<int>>()}; }
+};
+
+namespace {
+
+template <class T>
+T round_trip(const T& v) {
+  std::vector<std::byte> bytes;
+  writer w(bytes);
+  w.value(v);
+  reader r(bytes.data(), bytes.size());
+  T out = r.value<T>();
+  EXPECT_EQ(r.left(), 0u);
+  return out;
+}
+
+TEST(Serialize, ValuesRoundTrip) {
+  EXPECT_EQ(round_trip(42), 42);
+  EXPECT_EQ(round_trip(std::string("halo")), "halo");
+  EXPECT_EQ(round_trip(std::vector<double>{1.5, 2.5}), (std::vector<double>{1.5, 2.5}));
+  EXPECT_EQ(round_trip(std::vector<std::string>{"a", "", "bc"}), (std::vector<std::string>{"a", "", "bc"}));
+  EXPECT_EQ(round_trip(std::vector<bool>{true, false, true}), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(round_trip(std::optional<int>{}), std::optional<int>{});
+  EXPECT_EQ(round_trip(std::optional<int>{5}), std::optional<int>{5});
+  EXPECT_EQ(round_trip(std::make_pair(1, std::string("x"))), std::make_pair(1, std::string("x")));
+  EXPECT_EQ(round_trip(std::make_tuple(1, 2.0, std::string("t"))), std::make_tuple(1, 2.0, std::string("t")));
+  const point p = round_trip(point{1, 2, 3});
+  EXPECT_EQ(p.id, 3);
+  const named n = round_trip(named{"cells", {1, 2, 3}});
+  EXPECT_EQ(n.name, "cells");
+  EXPECT_EQ(n.values, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(Serialize, CorruptLengthsThrowAndNeverOverread) {
+  std::vector<std::byte> bytes;
+  writer w(bytes);
+  w.value(std::string("hello"));
+  bytes.resize(bytes.size() - 1);
+  reader r(bytes.data(), bytes.size());
+  EXPECT_THROW((void)r.value<std::string>(), decode_error);
+  // A length of 2^60 elements: refused before any allocation.
+  std::vector<std::byte> huge(8);
+  const std::uint64_t n = std::uint64_t{1} << 60;
+  std::memcpy(huge.data(), &n, 8);
+  reader r2(huge.data(), huge.size());
+  EXPECT_THROW((void)r2.value<std::vector<double>>(), decode_error);
+  reader r3(huge.data(), huge.size());
+  EXPECT_THROW((void)r3.value<std::vector<std::string>>(), decode_error);
+  std::vector<std::byte> flag{std::byte{7}};
+  reader r4(flag.data(), flag.size());
+  EXPECT_THROW((void)r4.value<std::optional<int>>(), decode_error);
+}
+
+// What cannot cross ranks is refused at compile time.
+static_assert(serializable<int> && serializable<point> && serializable<std::string> && serializable<named>);
+static_assert(serializable<std::vector<std::tuple<int, std::string>>>);
+static_assert(!serializable<int*>, "a pointer never crosses");
+static_assert(!serializable<std::vector<const char*>>);
+static_assert(!serializable<std::map<int, int>>, "not trivially copyable and not customised");
+static_assert(!serializable<std::tuple<int, std::map<int, int>>>);
+
+}  // namespace
