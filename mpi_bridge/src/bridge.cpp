@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <cstring>
 #include <cstdlib>
 #include <sched.h>
@@ -98,6 +99,8 @@ bridge::bridge(runtime& rt, const config& c, const init& how) : m_rt(rt), m_cfg(
     throw;
   }
   m_owner_id = std::this_thread::get_id();
+  m_deadline_on = m_cfg.deadline_ms != 0 && (m_mode == progress_mode::thread || m_cfg.deadline_set);
+  for (auto& l : m_lanes) l->last_sent = m_started;
   if (m_mode == progress_mode::thread) m_thread = std::thread([this] { progress_thread(); });
 }
 
@@ -212,6 +215,7 @@ bridge::~bridge() {
   // Tasks the bridge spawned reference it: let them finish (they only run
   // the function and post their reply).
   while (m_tasks_live.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  post_goodbyes();
   m_stop.store(true);
   wake_owner();
   if (m_thread.joinable()) m_thread.join();
@@ -285,6 +289,9 @@ void bridge::post(int dest, handler h, const std::byte* payload, std::size_t n) 
   if (n > m_cfg.max_message_bytes) {
     throw usage_error("strata::mpi: a message of " + std::to_string(n) + " bytes exceeds max_message_bytes (" +
                       std::to_string(m_cfg.max_message_bytes) + ")");
+  }
+  if (m_lanes[static_cast<std::size_t>(dest)]->departed.load(std::memory_order_acquire)) {
+    throw remote_error("strata::mpi: rank " + std::to_string(dest) + " has closed its session (it said goodbye)");
   }
   m_sent.fetch_add(1);  // seq_cst: counted before the item can be processed anywhere (quiescence.hpp)
   if (dest == m_rank) {
@@ -425,6 +432,7 @@ std::size_t bridge::start_sends() {
         MPI_Abort(MPI_COMM_WORLD, 70);
       }
       l.in_flight++;
+      l.last_sent = clock::now();
       ++n;
     }
   }
@@ -630,6 +638,26 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
     case handler::large_notice:
       m_in[static_cast<std::size_t>(source)].large_due++;
       return;
+    case handler::goodbye: {
+      // release: pairs with the producers' acquire in post/expect_reply.
+      m_lanes[static_cast<std::size_t>(source)]->departed.store(true, std::memory_order_release);
+      std::vector<std::unique_ptr<reply_sink>> orphans;
+      {
+        std::lock_guard lock(m_replies_m);
+        for (auto it = m_replies.begin(); it != m_replies.end();) {
+          if (it->second.first == source) {
+            orphans.push_back(std::move(it->second.second));
+            it = m_replies.erase(it);
+          } else {
+            ++it;
+          }
+        }
+      }
+      for (auto& o : orphans) {
+        o->error("strata::mpi: rank " + std::to_string(source) + " closed its session before it replied");
+      }
+      return;
+    }
     case handler::actor_message:
       count_reject(reject::bad_payload);  // remote actors: issue 20, item 3 (not built yet)
       return;
@@ -691,6 +719,9 @@ std::uint64_t bridge::expect_reply(int rank, std::unique_ptr<reply_sink> sink) {
   if (rank < 0 || rank >= m_size) {
     throw usage_error("strata::mpi: rank " + std::to_string(rank) + " does not exist (ranks 0.." +
                       std::to_string(m_size - 1) + ")");
+  }
+  if (m_lanes[static_cast<std::size_t>(rank)]->departed.load(std::memory_order_acquire)) {
+    throw remote_error("strata::mpi: rank " + std::to_string(rank) + " has closed its session (it said goodbye)");
   }
   const std::uint64_t id = m_next_request.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(m_replies_m);
@@ -783,7 +814,81 @@ std::size_t bridge::pass() {
   // A completed wave is progress for the caller (progress=caller loops on
   // pass()) but not traffic: it must not keep the progress thread spinning.
   m_last_pass_waves = step_quiescence();
+  const auto now = clock::now();
+  if (now >= m_next_peer_check) check_peers(now);
   return n;
+}
+
+// Heartbeats and the deadline (config::heartbeat_ms, deadline_ms), every
+// tenth of a heartbeat.
+void bridge::check_peers(clock::time_point now) {
+  const auto beat = std::chrono::milliseconds(m_cfg.heartbeat_ms);
+  m_next_peer_check = now + beat / 10;
+  for (int d = 0; d < m_size; ++d) {
+    if (d == m_rank) continue;
+    lane& l = *m_lanes[static_cast<std::size_t>(d)];
+    if (l.departed.load(std::memory_order_relaxed)) continue;
+    if (now - l.last_sent >= beat) {
+      std::lock_guard lock(l.m);
+      if (l.sealed.empty() && l.open.empty()) {
+        // An empty buffer: it takes a sequence number like any other, so
+        // it is checked and ordered like any other.
+        outgoing o{l.open.seal(static_cast<std::uint32_t>(m_rank), m_epoch.load(std::memory_order_relaxed),
+                               l.next_sequence++, m_cfg.crc, false),
+                   false};
+        l.open.reset(m_cfg.buffer_bytes);
+        m_pending_bytes.fetch_add(o.bytes.size(), std::memory_order_relaxed);
+        l.sealed.push_back(std::move(o));
+      }
+    }
+    if (!m_deadline_on) continue;
+    const std::int64_t heard = l.last_heard_ns.load(std::memory_order_relaxed);
+    const auto since = heard < 0 ? m_started : m_started + std::chrono::nanoseconds(heard);
+    if (now - since > std::chrono::milliseconds(m_cfg.deadline_ms)) silent_peer(d, heard, now);
+  }
+}
+
+// A peer silent past the deadline: it died (kill -9, a node lost) or was
+// stopped. Without ULFM nothing can recover the job; fail fast and say so.
+void bridge::silent_peer(int peer, std::int64_t heard_ns, clock::time_point now) {
+  const double silent = heard_ns < 0 ? std::chrono::duration<double>(now - m_started).count()
+                                     : std::chrono::duration<double>(now - m_started).count() - 1e-9 * static_cast<double>(heard_ns);
+  const auto wall = std::chrono::system_clock::now() -
+                    std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(silent));
+  const std::time_t t = std::chrono::system_clock::to_time_t(wall);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char when[32];
+  std::strftime(when, sizeof when, "%H:%M:%S UTC", &tm);
+  std::fprintf(stderr,
+               "strata::mpi: rank %d: rank %d has been silent for %.1f s (%s %s; deadline %u ms, "
+               "STRATA_MPI_DEADLINE_MS): it died or was stopped; exiting with status 75\n",
+               m_rank, peer, silent, heard_ns < 0 ? "never heard since the session started at" : "last heard at", when,
+               m_cfg.deadline_ms);
+  std::fflush(stderr);
+  std::_Exit(75);
+}
+
+// Tells every peer this rank is leaving (so its silence is not a failure,
+// and what it still asks of this rank fails at once), then lets the
+// progress drain the buffers for up to two seconds.
+void bridge::post_goodbyes() {
+  for (int d = 0; d < m_size; ++d) {
+    if (d == m_rank) continue;
+    lane& l = *m_lanes[static_cast<std::size_t>(d)];
+    std::lock_guard lock(l.m);
+    l.open.append(handler::goodbye, nullptr, 0);
+    seal_locked(l, d, &peer_stats::flush_idle);
+  }
+  wake_owner();
+  const auto until = clock::now() + std::chrono::seconds(2);
+  while (m_pending_bytes.load(std::memory_order_relaxed) != 0 && clock::now() < until) {
+    if (m_mode == progress_mode::caller) {
+      pass();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
 }
 
 void bridge::progress_thread() {

@@ -107,6 +107,9 @@ class bridge {
     std::uint64_t next_sequence = 0;  // under m
     // Owner only.
     int in_flight = 0;
+    clock::time_point last_sent{};
+    // Set by the owner when the peer said goodbye; read by producers.
+    std::atomic<bool> departed{false};
     // Counters: under m.
     peer_stats st;
     // When the owner last accepted a buffer from this rank (ns since the
@@ -141,6 +144,9 @@ class bridge {
   void run_task(int source, const remote_entry* e, std::uint64_t request, std::vector<std::byte> args);
   void count_reject(reject r) noexcept { m_rejects[static_cast<std::size_t>(r)].fetch_add(1, std::memory_order_relaxed); }
   void progress_thread();
+  void check_peers(clock::time_point now);
+  void post_goodbyes();
+  [[noreturn]] void silent_peer(int peer, std::int64_t heard_ns, clock::time_point now);
   void wake_owner() noexcept;
   void shutdown_mpi() noexcept;
 
@@ -212,6 +218,8 @@ class bridge {
   std::chrono::microseconds m_wave_pace{5};           // owner only
   clock::time_point m_next_wave{};                    // owner only
   std::size_t m_last_pass_waves = 0;                  // owner only
+  clock::time_point m_next_peer_check{};              // owner only
+  bool m_deadline_on = false;
 
   // The MPI lock: held by the owner through a pass, by serialized().
   std::mutex m_mpi;

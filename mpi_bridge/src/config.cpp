@@ -96,6 +96,13 @@ config config::from_env() {
     c.receives = static_cast<unsigned>(parse_number("STRATA_MPI_RECEIVES", v, 2, 256));
   }
   if (const char* v = env("STRATA_MPI_CRC")) c.crc = parse_number("STRATA_MPI_CRC", v, 0, 1) == 1;
+  if (const char* v = env("STRATA_MPI_HEARTBEAT_MS")) {
+    c.heartbeat_ms = static_cast<unsigned>(parse_number("STRATA_MPI_HEARTBEAT_MS", v, 10, 600'000));
+  }
+  if (const char* v = env("STRATA_MPI_DEADLINE_MS")) {
+    c.deadline_ms = static_cast<unsigned>(parse_number("STRATA_MPI_DEADLINE_MS", v, 0, 86'400'000));
+    c.deadline_set = true;
+  }
   c.validate();
   return c;
 }
@@ -115,6 +122,13 @@ void config::validate() const {
   }
   if (receives < 2 || receives > 256) {
     throw config_error("strata: mpi config.receives = " + std::to_string(receives) + " is out of range; accepted: 2 .. 256");
+  }
+  if (heartbeat_ms < 10) {
+    throw config_error("strata: mpi config.heartbeat_ms = " + std::to_string(heartbeat_ms) + "; accepted: at least 10");
+  }
+  if (deadline_ms != 0 && deadline_ms < 2 * heartbeat_ms) {
+    throw config_error("strata: mpi config.deadline_ms = " + std::to_string(deadline_ms) +
+                       " is below two heartbeats (" + std::to_string(2 * heartbeat_ms) + " ms); accepted: 0 (never) or more");
   }
   if (init_level == thread_level::single) {
     throw config_error("strata: mpi config.init_level = single; accepted: funneled, serialized, multiple");

@@ -58,8 +58,9 @@ enum class handler : std::uint32_t {
   reply = 2,         // u64 request id, u8 status (0 value, 1 error), result bytes or error text
   large_notice = 3,  // the next buffer of this link comes on the large tag (no payload)
   actor_message = 4, // u64 actor address bits, u64 message type id, u64 request id, message bytes
+  goodbye = 5,       // the sender's session is closing: it is gone, not silent (no payload)
 };
-inline constexpr std::uint32_t k_max_handler = 4;
+inline constexpr std::uint32_t k_max_handler = 5;
 
 // Why a buffer was dropped. Counted per reason in the session's stats.
 enum class reject : unsigned {
@@ -128,7 +129,8 @@ class buffer_builder {
     if (n != 0) std::memcpy(m_bytes.data() + at + sizeof ih, payload, n);
     ++m_items;
   }
-  // Writes the header and hands the bytes over; the builder is empty after.
+  // Writes the header and hands the bytes over; the builder is empty after
+  // (a buffer of no items is a heartbeat).
   std::vector<std::byte> seal(std::uint32_t source, std::uint32_t epoch, std::uint64_t sequence, bool with_crc,
                               bool large);
 

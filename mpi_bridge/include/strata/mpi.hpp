@@ -49,10 +49,19 @@ struct config {
   unsigned receives = 8;                              // pre-posted persistent receives, 2 .. 256
   bool crc = false;                                   // CRC32C over every buffer, checked on receipt
   thread_level init_level = thread_level::multiple;   // requested when strata initialises MPI
+  // Failure detection: a buffer to every peer at least every heartbeat_ms
+  // (an empty one when there is nothing to say); a peer silent for
+  // deadline_ms makes this rank print who and since when, and exit with
+  // status 75. 0: never (the default under progress=caller, where a rank
+  // computing outside the session's calls sends nothing).
+  unsigned heartbeat_ms = 500;
+  unsigned deadline_ms = 5000;
+  bool deadline_set = false;  // deadline_ms given explicitly (then it applies under progress=caller too)
 
   // STRATA_MPI_MODE=throughput|latency, STRATA_MPI_PROGRESS=auto|thread|caller,
   // STRATA_MPI_BUFFER_BYTES, STRATA_MPI_MAX_PENDING_BYTES, STRATA_MPI_FLUSH_US,
-  // STRATA_MPI_RECEIVES, STRATA_MPI_CRC=0|1, STRATA_MPI_THREAD_LEVEL=funneled|serialized|multiple.
+  // STRATA_MPI_RECEIVES, STRATA_MPI_CRC=0|1, STRATA_MPI_THREAD_LEVEL=funneled|serialized|multiple,
+  // STRATA_MPI_HEARTBEAT_MS, STRATA_MPI_DEADLINE_MS (0: no deadline).
   // A bad value is a config_error naming the variable and what it accepts.
   static config from_env();
   // Throws config_error naming the first field out of range.
