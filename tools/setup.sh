@@ -18,9 +18,10 @@ packages=(g++ cmake ninja-build pkg-config libhwloc-dev hwloc libnuma-dev numact
           nlohmann-json3-dev libcli11-dev
           libopenmpi-dev openmpi-bin libboost-dev libgtest-dev libtbb-dev likwid clang libomp-dev
           libcaf-dev)
-# The NUMA VM test boots a Debian cloud kernel under QEMU.
+# The NUMA VM test boots a Debian cloud kernel under QEMU; the bridge's
+# termination protocol is model-checked with spin (Promela).
 if [[ $purpose == test ]]; then
-  packages+=(qemu-system-x86 busybox-static cpio)
+  packages+=(qemu-system-x86 busybox-static cpio spin)
 fi
 
 missing=()
