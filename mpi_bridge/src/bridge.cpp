@@ -303,7 +303,10 @@ void bridge::post(int dest, handler h, const std::byte* payload, std::size_t n) 
   if (m_pending_bytes.load(std::memory_order_relaxed) > m_cfg.max_pending_bytes) {
     m_producer_waits.fetch_add(1, std::memory_order_relaxed);
     const bool owner = owner_here();  // progress=caller: the owner drains while it waits
-    while (m_pending_bytes.load(std::memory_order_relaxed) > m_cfg.max_pending_bytes && !m_stop.load()) {
+    // An inline handler posting from inside a pass cannot wait for that
+    // pass to drain: it goes over the cap (by what one buffer dispatches).
+    while (!(owner && m_in_pass) && m_pending_bytes.load(std::memory_order_relaxed) > m_cfg.max_pending_bytes &&
+           !m_stop.load()) {
       if (owner) {
         pass();
       } else {
@@ -600,7 +603,11 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
         count_reject(reject::bad_payload);
         return;
       }
-      run_task(source, e, request, std::vector<std::byte>(p + 16, p + n));
+      if (e->run_inline) {
+        run_inline(source, e, request, p + 16, n - 16);
+      } else {
+        run_task(source, e, request, std::vector<std::byte>(p + 16, p + n));
+      }
       return;
     }
     case handler::reply: {
@@ -665,51 +672,62 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
   count_reject(reject::unknown_handler);
 }
 
-// Spawns the call on the runtime; the task replies (if asked to) and only
-// then counts the item done.
+// Runs a remote function and posts its reply when one is asked for; the
+// item counts as done only after that (quiescence.hpp).
+void bridge::invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args,
+                    std::size_t n) {
+  std::vector<std::byte> reply(9);
+  std::memcpy(reply.data(), &request, sizeof request);
+  reply[8] = std::byte{0};
+  const auto fail_with = [&](const std::string& text) {
+    reply.resize(9);
+    reply[8] = std::byte{1};
+    reply.insert(reply.end(), reinterpret_cast<const std::byte*>(text.data()),
+                 reinterpret_cast<const std::byte*>(text.data() + text.size()));
+  };
+  std::string what;
+  bool failed = false;
+  try {
+    reader r(args, n);
+    e->invoke(r, reply);
+  } catch (const std::exception& ex) {
+    failed = true;
+    what = ex.what();
+  } catch (...) {
+    failed = true;
+    what = "an exception that is not a std::exception";
+  }
+  if (failed) {
+    m_task_errors.fetch_add(1, std::memory_order_relaxed);
+    const std::string text = "strata::mpi: remote function '" + e->name + "' threw on rank " +
+                             std::to_string(m_rank) + ": " + what;
+    fail_with(text);
+    if (request == 0) std::fprintf(stderr, "%s (called from rank %d by post_at)\n", text.c_str(), source);
+  }
+  if (request != 0) {
+    try {
+      post(source, handler::reply, reply.data(), reply.size());
+    } catch (const std::exception& ex) {  // a result above max_message_bytes
+      fail_with("strata::mpi: the result of '" + e->name + "' on rank " + std::to_string(m_rank) +
+                " could not be sent: " + ex.what());
+      post(source, handler::reply, reply.data(), reply.size());
+    }
+  }
+  m_tasks_run.fetch_add(1, std::memory_order_relaxed);
+  m_done.fetch_add(1);  // seq_cst: after the reply and every post of the call (quiescence.hpp)
+}
+
+// On the MPI owner, now (STRATA_MPI_REMOTE_INLINE).
+void bridge::run_inline(int source, const remote_entry* e, std::uint64_t request, const std::byte* args,
+                        std::size_t n) {
+  invoke(source, e, request, args, n);
+}
+
+// Spawns the call on the runtime.
 void bridge::run_task(int source, const remote_entry* e, std::uint64_t request, std::vector<std::byte> args) {
   m_tasks_live.fetch_add(1, std::memory_order_relaxed);
   m_rt.spawn([this, source, e, request, args = std::move(args)] {
-    std::vector<std::byte> reply(9);
-    std::memcpy(reply.data(), &request, sizeof request);
-    reply[8] = std::byte{0};
-    bool failed = false;
-    std::string what;
-    try {
-      reader r(args.data(), args.size());
-      e->invoke(r, reply);
-    } catch (const std::exception& ex) {
-      failed = true;
-      what = ex.what();
-    } catch (...) {
-      failed = true;
-      what = "an exception that is not a std::exception";
-    }
-    if (failed) {
-      m_task_errors.fetch_add(1, std::memory_order_relaxed);
-      const std::string text = "strata::mpi: remote function '" + e->name + "' threw on rank " +
-                               std::to_string(m_rank) + ": " + what;
-      reply.resize(9);
-      reply[8] = std::byte{1};
-      reply.insert(reply.end(), reinterpret_cast<const std::byte*>(text.data()),
-                   reinterpret_cast<const std::byte*>(text.data() + text.size()));
-      if (request == 0) std::fprintf(stderr, "%s (called from rank %d by post_at)\n", text.c_str(), source);
-    }
-    if (request != 0) {
-      try {
-        post(source, handler::reply, reply.data(), reply.size());
-      } catch (const std::exception& ex) {  // a result above max_message_bytes
-        const std::string text = "strata::mpi: the result of '" + e->name + "' on rank " + std::to_string(m_rank) +
-                                 " could not be sent: " + ex.what();
-        reply.resize(9);
-        reply[8] = std::byte{1};
-        reply.insert(reply.end(), reinterpret_cast<const std::byte*>(text.data()),
-                     reinterpret_cast<const std::byte*>(text.data() + text.size()));
-        post(source, handler::reply, reply.data(), reply.size());
-      }
-    }
-    m_tasks_run.fetch_add(1, std::memory_order_relaxed);
-    m_done.fetch_add(1);  // seq_cst: after the reply and every post of the task (quiescence.hpp)
+    invoke(source, e, request, args.data(), args.size());
     // release: the task's last touch of the bridge (pairs with ~bridge's acquire load).
     m_tasks_live.fetch_sub(1, std::memory_order_release);
   });
@@ -802,7 +820,16 @@ void bridge::wait_quiescent() {
 // ---- The owner --------------------------------------------------------------
 
 std::size_t bridge::pass() {
+  // Re-entry (an inline handler that posts past the pending cap, a reply
+  // sink that calls back in) would nest MPI calls of one pass inside
+  // another: refused; the outer pass goes on.
+  if (m_in_pass) return 0;
   std::lock_guard lock(m_mpi);
+  m_in_pass = true;
+  struct leave {
+    bool& flag;
+    ~leave() { flag = false; }
+  } guard{m_in_pass};
   const std::uint64_t posted = m_posted.load();
   const bool producers_idle = posted == m_seen_posted;
   m_seen_posted = posted;

@@ -142,6 +142,8 @@ class bridge {
   void dispatch_buffer(int source, const std::byte* p, const buffer_header& h);
   void dispatch_item(int source, handler h, const std::byte* p, std::size_t n);
   void run_task(int source, const remote_entry* e, std::uint64_t request, std::vector<std::byte> args);
+  void run_inline(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
+  void invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
   void count_reject(reject r) noexcept { m_rejects[static_cast<std::size_t>(r)].fetch_add(1, std::memory_order_relaxed); }
   void progress_thread();
   void check_peers(clock::time_point now);
@@ -218,6 +220,7 @@ class bridge {
   std::chrono::microseconds m_wave_pace{5};           // owner only
   clock::time_point m_next_wave{};                    // owner only
   std::size_t m_last_pass_waves = 0;                  // owner only
+  bool m_in_pass = false;                             // owner only: re-entry guard of pass()
   clock::time_point m_next_peer_check{};              // owner only
   bool m_deadline_on = false;
 

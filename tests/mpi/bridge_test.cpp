@@ -106,6 +106,15 @@ void hop(std::uint32_t left, std::uint64_t seed) {
 }
 STRATA_MPI_REMOTE(hop);
 
+// Inline handlers: run on the receiving rank's MPI owner, never a worker.
+std::vector<std::atomic<std::uint64_t>> g_bins(64);
+std::atomic<std::uint64_t> g_on_worker{0};
+void bump(std::uint32_t bin) {
+  g_bins[bin % g_bins.size()].fetch_add(1, std::memory_order_relaxed);
+  if (strata::this_worker()) g_on_worker.fetch_add(1, std::memory_order_relaxed);
+}
+STRATA_MPI_REMOTE_INLINE(bump);
+
 template <class T>
 T get(strata::future<T>& f) {
   return g_mpi->get(f);
@@ -216,6 +225,35 @@ TEST(Delivery, ExactlyOnceWithSequenceNumbersAndAChecksum) {
   EXPECT_EQ(wrong, 0u) << "posts seen other than exactly once at their destination";
   EXPECT_EQ(allreduce_sum(g_checksum.load()), allreduce_sum(sent_sum));
   g_seen = nullptr;
+}
+
+// A YGM-style histogram: inline updates to bins on random ranks, each
+// counted exactly once, none run as a task.
+TEST(Inline, HandlersRunOnTheOwnerExactlyOnce) {
+  for (auto& b : g_bins) b = 0;
+  g_on_worker = 0;
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });  // no peer posts before every rank reset its bins
+  const std::size_t per_rank = strata::test::scaled(200'000);
+  std::mt19937_64 rng(99 + static_cast<std::uint64_t>(g_mpi->rank()));
+  std::vector<std::uint64_t> mine(g_bins.size() * static_cast<std::size_t>(g_mpi->size()), 0);
+  for (std::size_t i = 0; i < per_rank; ++i) {
+    const auto bin = static_cast<std::uint32_t>(rng() % g_bins.size());
+    const int to = static_cast<int>(rng() % static_cast<std::uint64_t>(g_mpi->size()));
+    mine[static_cast<std::size_t>(to) * g_bins.size() + bin]++;
+    g_mpi->post_at(to, bump, bin);
+  }
+  g_mpi->wait_quiescent();
+  std::vector<std::uint64_t> want(mine.size());
+  app_mpi([&] {
+    return MPI_Allreduce(mine.data(), want.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_SUM,
+                         MPI_COMM_WORLD);
+  });
+  std::size_t wrong = 0;
+  for (std::size_t b = 0; b < g_bins.size(); ++b) {
+    wrong += g_bins[b].load() != want[static_cast<std::size_t>(g_mpi->rank()) * g_bins.size() + b];
+  }
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(g_on_worker.load(), 0u) << "an inline handler ran as a task";
 }
 
 // Chains of random length between random ranks: when wait_quiescent returns,

@@ -9,6 +9,13 @@
 // the registries at start and names the functions a rank lacks. Arguments
 // are taken by value or const reference (they cross ranks by value, see
 // serialize.hpp); a non-const reference parameter is a compile error.
+//
+// STRATA_MPI_REMOTE_INLINE(fn) registers a handler that runs on the
+// receiving rank's MPI owner as its item is decoded, without becoming a
+// task (YGM's handlers, Charm++'s immediate messages): for tiny, non-
+// blocking updates (a histogram bin, a counter) where a task per item would
+// cost more than the work. It must not block, wait on a future, or take
+// long: it holds up the rank's message progress.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +47,7 @@ struct remote_entry {
   // Decodes the arguments, runs the function, appends the encoded result to
   // `out`. Throws what the function throws, or decode_error.
   void (*invoke)(reader& args, std::vector<std::byte>& out) = nullptr;
+  bool run_inline = false;  // on the MPI owner at receipt (STRATA_MPI_REMOTE_INLINE)
 };
 
 // The process-wide registry (static initialisers fill it before main).
@@ -76,7 +84,7 @@ void invoke_thunk(reader& r, std::vector<std::byte>& out) {
 }
 
 template <auto Fn>
-bool register_fn(const char* name) {
+bool register_fn(const char* name, bool run_inline = false) {
   using T = fn_traits<decltype(Fn)>;
   static_assert(T::by_value_or_const_ref,
                 "STRATA_MPI_REMOTE: a remote function takes its arguments by value or const reference");
@@ -84,7 +92,7 @@ bool register_fn(const char* name) {
                 "STRATA_MPI_REMOTE: the result type cannot cross ranks (see <strata/mpi/serialize.hpp>)");
   static_assert(serializable<typename T::args>,
                 "STRATA_MPI_REMOTE: an argument type cannot cross ranks (see <strata/mpi/serialize.hpp>)");
-  register_remote({name, name_hash(name), reinterpret_cast<const void*>(Fn), &invoke_thunk<Fn>});
+  register_remote({name, name_hash(name), reinterpret_cast<const void*>(Fn), &invoke_thunk<Fn>, run_inline});
   return true;
 }
 
@@ -98,3 +106,7 @@ bool register_fn(const char* name) {
 #define STRATA_MPI_REMOTE(fn)                                                      \
   [[maybe_unused]] static const bool STRATA_MPI_CAT_(strata_mpi_remote_, __COUNTER__) = \
       ::strata::mpi::detail::register_fn<&fn>(#fn)
+// As STRATA_MPI_REMOTE, run on the receiving rank's MPI owner (see above).
+#define STRATA_MPI_REMOTE_INLINE(fn)                                               \
+  [[maybe_unused]] static const bool STRATA_MPI_CAT_(strata_mpi_remote_, __COUNTER__) = \
+      ::strata::mpi::detail::register_fn<&fn>(#fn, true)
