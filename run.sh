@@ -17,3 +17,12 @@ else
   echo "strata: strata-bench was not built (bench disabled in this build)" >&2
   exit 1
 fi
+# The MPI bridge against raw MPI, 2 ranks on this machine (with the whole
+# suite only: arguments select strata-bench records).
+if [[ $# -eq 0 && -x $build/bench/strata-bench-mpi ]]; then
+  echo "== strata-bench-mpi: the MPI bridge against raw MPI (mpirun -np 2)"
+  if [[ $(id -u) -eq 0 ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  fi
+  mpirun --oversubscribe --bind-to none -np 2 "$build/bench/strata-bench-mpi"
+fi

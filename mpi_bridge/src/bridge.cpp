@@ -368,12 +368,15 @@ void bridge::post_local(handler h, const std::byte* payload, std::size_t n) {
 }
 
 void bridge::flush_all() {
+  bool any = false;
   for (int d = 0; d < m_size; ++d) {
+    if (d == m_rank) continue;
     lane& l = *m_lanes[static_cast<std::size_t>(d)];
     std::lock_guard lock(l.m);
+    any = any || !l.open.empty();
     seal_locked(l, d, &peer_stats::flush_idle);
   }
-  wake_owner();
+  if (any) wake_owner();
 }
 
 // The owner seals open buffers that are due: all of them when `force`
@@ -598,7 +601,12 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
         return;
       }
       const std::uint64_t id = read_u64(p), request = read_u64(p + 8);
-      const remote_entry* e = find_remote(id);
+      // One-entry cache (items of one kind come in runs); entries are stable.
+      thread_local std::uint64_t last_id = 0;
+      thread_local const remote_entry* last = nullptr;
+      const remote_entry* e = id == last_id && last != nullptr ? last : find_remote(id);
+      last_id = id;
+      last = e;
       if (e == nullptr) {
         count_reject(reject::bad_payload);
         return;
@@ -835,8 +843,11 @@ std::size_t bridge::pass() {
   m_seen_posted = posted;
   std::size_t n = test_receives();
   n += probe_large();
+  // What inline handlers posted during this pass (replies, forwards): the
+  // owner is their producer and it is done producing for this pass.
+  const bool owner_posted = m_posted.load() != posted;
   n += test_sends();
-  n += seal_due(producers_idle);
+  n += seal_due(producers_idle || owner_posted);
   n += start_sends();
   // A completed wave is progress for the caller (progress=caller loops on
   // pass()) but not traffic: it must not keep the progress thread spinning.

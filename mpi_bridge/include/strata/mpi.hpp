@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -195,7 +196,14 @@ std::vector<std::byte> session::encode_call(F* fn, std::uint64_t request, Args&&
   using tuple = typename traits::args;
   static_assert(sizeof...(Args) == std::tuple_size_v<tuple>, "strata::mpi: wrong number of arguments for fn");
   static_assert(std::is_constructible_v<tuple, Args&&...>, "strata::mpi: the arguments do not convert to fn's");
-  const detail::remote_entry* e = detail::find_remote(reinterpret_cast<const void*>(fn));
+  // Entries never move or go away once registered: a per-thread cache of
+  // the last function looked up spares the registry's lock per call.
+  thread_local const void* last_fn = nullptr;
+  thread_local const detail::remote_entry* last_entry = nullptr;
+  const void* key = reinterpret_cast<const void*>(fn);
+  const detail::remote_entry* e = key == last_fn ? last_entry : detail::find_remote(key);
+  last_fn = key;
+  last_entry = e;
   if (e == nullptr) {
     throw usage_error("strata::mpi: this function is not a remote function: register it with "
                       "STRATA_MPI_REMOTE(name) at namespace scope");
@@ -228,6 +236,9 @@ void session::post_at(int rank, F* fn, Args&&... args) {
 
 template <class T>
 T session::get(future<T>& f) {
+  if (f.ready()) return f.get();
+  // The caller waits: it has stopped producing, so what it posted leaves now.
+  flush();
   if (owner_here()) {
     while (!f.ready()) {
       if (progress() == 0) std::this_thread::yield();
