@@ -327,7 +327,7 @@ void bridge::post(int dest, handler h, const std::byte* payload, std::size_t n) 
       seal_locked(l, dest, &peer_stats::flush_full);
       buffer_builder big(sizeof(buffer_header) + item);
       big.append(h, payload, n);
-      outgoing o{big.seal(static_cast<std::uint32_t>(m_rank), m_epoch.load(std::memory_order_relaxed),
+      outgoing o{big.seal(static_cast<std::uint32_t>(m_rank), stamp_epoch(),
                           l.next_sequence++, m_cfg.crc, true),
                  true};
       m_pending_bytes.fetch_add(o.bytes.size(), std::memory_order_relaxed);
@@ -345,7 +345,7 @@ void bridge::post(int dest, handler h, const std::byte* payload, std::size_t n) 
 // Under l.m: seals the open buffer (if it holds anything) and queues it.
 void bridge::seal_locked(lane& l, int, std::uint64_t peer_stats::*reason) {
   if (l.open.empty()) return;
-  outgoing o{l.open.seal(static_cast<std::uint32_t>(m_rank), m_epoch.load(std::memory_order_relaxed),
+  outgoing o{l.open.seal(static_cast<std::uint32_t>(m_rank), stamp_epoch(),
                          l.next_sequence++, m_cfg.crc, false),
              false};
   l.open.reset(m_cfg.buffer_bytes);
@@ -572,7 +572,17 @@ void bridge::accept(int source, const std::byte* p, std::size_t n, const buffer_
     l.st.bytes_received += h.bytes;
     l.st.items_received += h.items;
   }
-  if (h.epoch < m_epoch.load(std::memory_order_relaxed)) m_late_epoch.fetch_add(1, std::memory_order_relaxed);
+  // An empty buffer (a heartbeat) may be sealed just before its sender's
+  // last wave completes and arrive after ours did: only items count.
+  if (h.items != 0 && h.epoch < m_epoch.load(std::memory_order_relaxed)) {
+    m_late_epoch.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Lamport's rule: what this rank sends from now on is at least as late as
+  // what it has received (a rank whose last wave is still being tested may
+  // already run items a faster rank sent after its own return).
+  std::uint32_t seen = m_seen_epoch.load(std::memory_order_relaxed);
+  while (h.epoch > seen && !m_seen_epoch.compare_exchange_weak(seen, h.epoch, std::memory_order_relaxed)) {
+  }
   if (h.sequence != in.expected) {
     in.held.emplace(h.sequence, std::vector<std::byte>(p, p + n));
     return;
@@ -871,7 +881,7 @@ void bridge::check_peers(clock::time_point now) {
       if (l.sealed.empty() && l.open.empty()) {
         // An empty buffer: it takes a sequence number like any other, so
         // it is checked and ordered like any other.
-        outgoing o{l.open.seal(static_cast<std::uint32_t>(m_rank), m_epoch.load(std::memory_order_relaxed),
+        outgoing o{l.open.seal(static_cast<std::uint32_t>(m_rank), stamp_epoch(),
                                l.next_sequence++, m_cfg.crc, false),
                    false};
         l.open.reset(m_cfg.buffer_bytes);

@@ -36,6 +36,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -212,6 +213,12 @@ class bridge {
   quiescence_detector m_detector;
   std::atomic<bool> m_quiesce_wanted{false};
   std::atomic<std::uint32_t> m_epoch{0};
+  // The highest epoch of a buffer received (owner writes; producers read
+  // when they seal). Relaxed: a stamp for the late_epoch check, no ordering.
+  std::atomic<std::uint32_t> m_seen_epoch{0};
+  std::uint32_t stamp_epoch() const noexcept {
+    return std::max(m_epoch.load(std::memory_order_relaxed), m_seen_epoch.load(std::memory_order_relaxed));
+  }
   std::atomic<std::uint64_t> m_quiesce_calls{0};
   MPI_Request m_wave_req = MPI_REQUEST_NULL;
   std::uint64_t m_wave_local[2] = {0, 0};

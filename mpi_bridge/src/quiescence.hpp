@@ -21,10 +21,14 @@
 // is still in a coalescing buffer is sent but not done, so the owner
 // flushes every partial buffer before it joins a wave.
 //
-// The epoch (quiescence calls completed) rides in every buffer header: a
-// buffer of an older epoch than its receiver's would have been in flight
-// across a quiescence, which the protocol excludes; the bridge counts such
-// buffers (late_epoch) as a standing check of this argument.
+// The epoch (quiescence calls completed) rides in every buffer header,
+// stamped Lamport-style (the sender's epoch, or the highest it has received
+// if that is later: a rank still testing its last wave may already run
+// items a faster rank sent after returning). A buffer with items and an
+// older epoch than its receiver's would have been in flight across a
+// quiescence, which the protocol excludes; the bridge counts such buffers
+// (late_epoch) as a standing check of this argument, and the tests assert
+// it stays 0.
 // tools/spin/quiescence.pml models the protocol and a mutant of it.
 #pragma once
 

@@ -279,6 +279,11 @@ TEST(Quiescence, RandomChainsNeverReturnEarly) {
     premature += got != want;
   }
   EXPECT_EQ(premature, 0u) << "wait_quiescent returned while hops were still in flight";
+  for (const auto& [why, n] : g_mpi->stats().rejects) {
+    if (why == "late_epoch") {
+      EXPECT_EQ(n, 0u) << "a buffer crossed a quiescence";
+    }
+  }
   const double per_call = static_cast<double>(g_mpi->stats().termination_rounds - rounds_before) /
                           static_cast<double>(runs);
   if (g_mpi->rank() == 0) std::printf("[ quiescence ] %zu runs, %.2f waves per call\n", runs, per_call);
