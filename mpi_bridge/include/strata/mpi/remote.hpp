@@ -15,7 +15,8 @@
 // task (YGM's handlers, Charm++'s immediate messages): for tiny, non-
 // blocking updates (a histogram bin, a counter) where a task per item would
 // cost more than the work. It must not block, wait on a future, or take
-// long: it holds up the rank's message progress.
+// long: it holds up the rank's message progress. (A post to the caller's
+// own rank runs it at once on the posting thread.)
 #pragma once
 
 #include <cstdint>
