@@ -322,7 +322,9 @@ void bridge::post(int dest, handler h, const std::byte* payload, std::size_t n) 
     l.st.items_sent++;
     l.st.bytes_sent += n;
     if (sizeof(buffer_header) + item > m_cfg.buffer_bytes) {
-      // The large path: a notice in the ordered stream, then the item alone.
+      // The large path: a notice in the ordered stream, then the item alone
+      // (the notice goes in a buffer of its own when the open one is full).
+      if (l.open.size() + sizeof(item_header) > m_cfg.buffer_bytes) seal_locked(l, dest, &peer_stats::flush_full);
       l.open.append(handler::large_notice, nullptr, 0);
       seal_locked(l, dest, &peer_stats::flush_full);
       buffer_builder big(sizeof(buffer_header) + item);

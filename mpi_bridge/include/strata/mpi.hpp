@@ -171,7 +171,8 @@ class session {
   template <class T>
   T get(future<T>& f);
   // Runs fn holding the bridge's MPI lock: the application's own MPI calls
-  // under MPI_THREAD_SERIALIZED go here.
+  // under MPI_THREAD_SERIALIZED go here. Keep them short and non-blocking:
+  // while fn runs the bridge makes no progress and sends no heartbeats.
   template <class F>
   decltype(auto) serialized(F&& fn);
 
