@@ -178,6 +178,16 @@ TEST(Serialize, CorruptLengthsThrowAndNeverOverread) {
   std::vector<std::byte> flag{std::byte{7}};
   reader r4(flag.data(), flag.size());
   EXPECT_THROW((void)r4.value<std::optional<int>>(), decode_error);
+  // A bool byte other than 0 or 1 (found by the fuzzer: loading it was UB).
+  std::vector<std::byte> bools(8 + 2);
+  const std::uint64_t two = 2;
+  std::memcpy(bools.data(), &two, 8);
+  bools[8] = std::byte{1};
+  bools[9] = std::byte{104};
+  reader r5(bools.data(), bools.size());
+  EXPECT_THROW((void)r5.value<std::vector<bool>>(), decode_error);
+  reader r6(bools.data() + 9, 1);
+  EXPECT_THROW((void)r6.value<bool>(), decode_error);
 }
 
 // What cannot cross ranks is refused at compile time.

@@ -185,6 +185,9 @@ void writer::value(const T& v) {
     value(v.second);
   } else if constexpr (detail::is_tuple<T>::value) {
     std::apply([this](const auto&... e) { (value(e), ...); }, v);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    const std::uint8_t b = v ? 1 : 0;
+    bytes(&b, 1);
   } else {
     bytes(&v, sizeof v);
   }
@@ -224,6 +227,13 @@ T reader::value() {
     return T{std::move(a), std::move(b)};
   } else if constexpr (detail::is_tuple<T>::value) {
     return read_tuple<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else if constexpr (std::is_same_v<T, bool>) {
+    // A bool has two valid representations; any other byte is a corrupt
+    // message, not a value (loading it would be undefined behaviour).
+    std::uint8_t b = 0;
+    bytes(&b, 1);
+    if (b > 1) throw decode_error("strata::mpi: corrupt bool");
+    return b == 1;
   } else {
     static_assert(std::is_default_constructible_v<T>, "strata::mpi: a plain value must be default constructible");
     T v;
