@@ -67,7 +67,9 @@ int g_rank = 0;
 void report(const std::string& bench, const std::string& runtime, const std::string& param, double value,
             const std::string& unit) {
   g_results.push_back({bench, runtime, param, unit, value});
-  if (g_rank == 0) std::printf("%-11s %-15s %-10s %12.3f %s\n", bench.c_str(), runtime.c_str(), param.c_str(), value, unit.c_str());
+  if (g_rank == 0) {
+    std::printf("%-11s %-15s %-10s %12.3f %s\n", bench.c_str(), runtime.c_str(), param.c_str(), value, unit.c_str());
+  }
   std::fflush(stdout);
 }
 
@@ -108,7 +110,9 @@ double strata_pingpong(strata::mpi::session& mpi, std::size_t bytes, int iters) 
     for (int i = 0; i < iters; ++i) {
       auto f = mpi.submit_at(1, echo, payload);
       auto back = mpi.get(f);
-      if (back.size() != bytes || (bytes > 0 && back[bytes - 1] != payload[bytes - 1])) wrong("strata pingpong payload");
+      if (back.size() != bytes || (bytes > 0 && back[bytes - 1] != payload[bytes - 1])) {
+        wrong("strata pingpong payload");
+      }
     }
     us = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count() / iters;
   }
@@ -126,12 +130,12 @@ double raw_rate(std::size_t items) {
   MPI_Barrier(MPI_COMM_WORLD);
   const auto t0 = clock_type::now();
   for (std::size_t done = 0; done < items; done += window) {
-    for (int k = 0; k < window; ++k) {
+    for (std::size_t k = 0; k < window; ++k) {
       if (g_rank == 0) {
-        buf[static_cast<std::size_t>(k)] = done + static_cast<std::size_t>(k);
-        MPI_Isend(&buf[static_cast<std::size_t>(k)], 8, MPI_BYTE, 1, 6, MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(k)]);
+        buf[k] = done + k;
+        MPI_Isend(&buf[k], 8, MPI_BYTE, 1, 6, MPI_COMM_WORLD, &reqs[k]);
       } else {
-        MPI_Irecv(&buf[static_cast<std::size_t>(k)], 8, MPI_BYTE, 0, 6, MPI_COMM_WORLD, &reqs[static_cast<std::size_t>(k)]);
+        MPI_Irecv(&buf[k], 8, MPI_BYTE, 0, 6, MPI_COMM_WORLD, &reqs[k]);
       }
     }
     MPI_Waitall(window, reqs.data(), MPI_STATUSES_IGNORE);
@@ -237,7 +241,8 @@ int main(int argc, char** argv) {
                 mpi.stats().progress.c_str(), o.reps);
     std::printf("%-11s %-15s %-10s %12s\n", "bench", "runtime", "param", "median");
   }
-  for (std::size_t bytes : {std::size_t{0}, std::size_t{8}, std::size_t{1024}, std::size_t{65536}, std::size_t{1} << 20}) {
+  for (std::size_t bytes :
+       {std::size_t{0}, std::size_t{8}, std::size_t{1024}, std::size_t{65536}, std::size_t{1} << 20}) {
     const int iters = bytes >= 65536 ? 200 : 2000;
     std::vector<double> raw, st;
     for (int r = 0; r < o.reps; ++r) {

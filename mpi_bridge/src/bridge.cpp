@@ -86,7 +86,9 @@ bridge::bridge(runtime& rt, const config& c, const init& how) : m_rt(rt), m_cfg(
     for (unsigned i = 0; i < m_cfg.receives; ++i) {
       void* p = mmap(nullptr, m_recv_capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                      -1, 0);
-      if (p == MAP_FAILED) throw config_error("strata::mpi: cannot reserve receive buffers: " + std::string(std::strerror(errno)));
+      if (p == MAP_FAILED) {
+        throw config_error("strata::mpi: cannot reserve receive buffers: " + std::string(std::strerror(errno)));
+      }
       m_recv_bufs[i] = {static_cast<std::byte*>(p), m_recv_capacity};
       check(MPI_Recv_init(m_recv_bufs[i].p, static_cast<int>(m_recv_capacity), MPI_BYTE, MPI_ANY_SOURCE, k_tag_data,
                           m_data, &m_recv_reqs[i]),
@@ -822,7 +824,9 @@ void bridge::wait_quiescent() {
   m_quiesce_calls.fetch_add(1, std::memory_order_relaxed);
   const std::uint32_t epoch = m_epoch.load(std::memory_order_acquire);
   if (m_mode == progress_mode::caller) {
-    if (!owner_here()) throw usage_error("strata::mpi: under progress=caller, wait_quiescent runs on the session's thread");
+    if (!owner_here()) {
+      throw usage_error("strata::mpi: under progress=caller, wait_quiescent runs on the session's thread");
+    }
     m_detector.begin();
     m_quiesce_wanted.store(true, std::memory_order_release);
     while (m_epoch.load(std::memory_order_acquire) == epoch) {
@@ -901,10 +905,10 @@ void bridge::check_peers(clock::time_point now) {
 // A peer silent past the deadline: it died (kill -9, a node lost) or was
 // stopped. Without ULFM nothing can recover the job; fail fast and say so.
 void bridge::silent_peer(int peer, std::int64_t heard_ns, clock::time_point now) {
-  const double silent = heard_ns < 0 ? std::chrono::duration<double>(now - m_started).count()
-                                     : std::chrono::duration<double>(now - m_started).count() - 1e-9 * static_cast<double>(heard_ns);
-  const auto wall = std::chrono::system_clock::now() -
-                    std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(silent));
+  const double up = std::chrono::duration<double>(now - m_started).count();
+  const double silent = heard_ns < 0 ? up : up - 1e-9 * static_cast<double>(heard_ns);
+  const auto wall = std::chrono::system_clock::now() - std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                                           std::chrono::duration<double>(silent));
   const std::time_t t = std::chrono::system_clock::to_time_t(wall);
   std::tm tm{};
   gmtime_r(&t, &tm);

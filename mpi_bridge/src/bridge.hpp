@@ -145,7 +145,9 @@ class bridge {
   void run_task(int source, const remote_entry* e, std::uint64_t request, std::vector<std::byte> args);
   void run_inline(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
   void invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
-  void count_reject(reject r) noexcept { m_rejects[static_cast<std::size_t>(r)].fetch_add(1, std::memory_order_relaxed); }
+  void count_reject(reject r) noexcept {
+    m_rejects[static_cast<std::size_t>(r)].fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
+  }
   void progress_thread();
   void check_peers(clock::time_point now);
   void post_goodbyes();

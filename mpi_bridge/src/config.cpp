@@ -85,7 +85,9 @@ config config::from_env() {
                          "' is invalid; accepted: funneled, serialized, multiple");
     }
   }
-  if (const char* v = env("STRATA_MPI_BUFFER_BYTES")) c.buffer_bytes = parse_number("STRATA_MPI_BUFFER_BYTES", v, 4096, 4u << 20);
+  if (const char* v = env("STRATA_MPI_BUFFER_BYTES")) {
+    c.buffer_bytes = parse_number("STRATA_MPI_BUFFER_BYTES", v, 4096, 4u << 20);
+  }
   if (const char* v = env("STRATA_MPI_MAX_PENDING_BYTES")) {
     c.max_pending_bytes = parse_number("STRATA_MPI_MAX_PENDING_BYTES", v, 1u << 16, std::uint64_t{1} << 40);
   }
@@ -113,7 +115,8 @@ void config::validate() const {
                        " is out of range; accepted: 4096 .. 4194304");
   }
   if (max_pending_bytes < 2 * buffer_bytes) {
-    throw config_error("strata: mpi config.max_pending_bytes (STRATA_MPI_MAX_PENDING_BYTES) = " + std::to_string(max_pending_bytes) +
+    throw config_error("strata: mpi config.max_pending_bytes (STRATA_MPI_MAX_PENDING_BYTES) = " +
+                       std::to_string(max_pending_bytes) +
                        " is below two buffers (" + std::to_string(2 * buffer_bytes) + ")");
   }
   if (max_message_bytes < buffer_bytes || max_message_bytes > (std::size_t{1} << 31) - 1024) {
@@ -121,17 +124,21 @@ void config::validate() const {
                        " is out of range; accepted: buffer_bytes .. 2 GiB - 1 KiB");
   }
   if (receives < 2 || receives > 256) {
-    throw config_error("strata: mpi config.receives (STRATA_MPI_RECEIVES) = " + std::to_string(receives) + " is out of range; accepted: 2 .. 256");
+    throw config_error("strata: mpi config.receives (STRATA_MPI_RECEIVES) = " + std::to_string(receives) +
+                       " is out of range; accepted: 2 .. 256");
   }
   if (heartbeat_ms < 10) {
-    throw config_error("strata: mpi config.heartbeat_ms (STRATA_MPI_HEARTBEAT_MS) = " + std::to_string(heartbeat_ms) + "; accepted: at least 10");
+    throw config_error("strata: mpi config.heartbeat_ms (STRATA_MPI_HEARTBEAT_MS) = " + std::to_string(heartbeat_ms) +
+                       "; accepted: at least 10");
   }
   if (deadline_ms != 0 && deadline_ms < 2 * heartbeat_ms) {
     throw config_error("strata: mpi config.deadline_ms (STRATA_MPI_DEADLINE_MS) = " + std::to_string(deadline_ms) +
-                       " is below two heartbeats (" + std::to_string(2 * heartbeat_ms) + " ms); accepted: 0 (never) or more");
+                       " is below two heartbeats (" + std::to_string(2 * heartbeat_ms) +
+                       " ms); accepted: 0 (never) or more");
   }
   if (init_level == thread_level::single) {
-    throw config_error("strata: mpi config.init_level (STRATA_MPI_THREAD_LEVEL) = single; accepted: funneled, serialized, multiple");
+    throw config_error(
+        "strata: mpi config.init_level (STRATA_MPI_THREAD_LEVEL) = single; accepted: funneled, serialized, multiple");
   }
 }
 

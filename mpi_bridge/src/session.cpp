@@ -49,7 +49,9 @@ void session::flush() { m_b->flush_all(); }
 
 std::size_t session::progress() {
   if (m_b->mode() != progress_mode::caller) return 0;
-  if (!m_b->owner_here()) throw usage_error("strata::mpi: under progress=caller, progress() runs on the session's thread");
+  if (!m_b->owner_here()) {
+    throw usage_error("strata::mpi: under progress=caller, progress() runs on the session's thread");
+  }
   return m_b->pass();
 }
 

@@ -175,14 +175,15 @@ TEST(Remote, ExceptionsComeBackNamingFunctionAndRank) {
 TEST(Remote, LargePayloadsTakeTheLargePathAndStayInOrder) {
   const int peer = (g_mpi->rank() + 1) % g_mpi->size();
   const auto before = g_mpi->stats().peers[static_cast<std::size_t>(peer)].large_sent;
+  const std::size_t sizes[] = {10, std::size_t{1} << 20, 100, std::size_t{3} << 20, 5};
   std::vector<strata::future<std::vector<std::uint8_t>>> fs;
-  for (std::size_t size : {std::size_t{10}, std::size_t{1} << 20, std::size_t{100}, std::size_t{3} << 20, std::size_t{5}}) {
+  for (std::size_t size : sizes) {
     std::vector<std::uint8_t> v(size);
     for (std::size_t i = 0; i < size; ++i) v[i] = static_cast<std::uint8_t>(i * 7 + size);
     fs.push_back(g_mpi->submit_at(peer, echo, std::move(v)));
   }
   std::size_t k = 0;
-  for (std::size_t size : {std::size_t{10}, std::size_t{1} << 20, std::size_t{100}, std::size_t{3} << 20, std::size_t{5}}) {
+  for (std::size_t size : sizes) {
     const auto v = get(fs[k++]);
     ASSERT_EQ(v.size(), size);
     bool same = true;
