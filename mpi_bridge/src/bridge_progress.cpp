@@ -1,0 +1,250 @@
+// The bridge's quiescence waves, its progress pass and thread, heartbeats,
+// the deadline and stats (see bridge.hpp, quiescence.hpp).
+#include "bridge.hpp"
+
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include "bridge_util.hpp"
+
+namespace strata::mpi::detail {
+
+// ---- Quiescence -------------------------------------------------------------
+
+// Returns 1 when a wave completed (not counted as traffic by pass()).
+//
+// Pacing: the first wave of a call starts at once; after a wave that did
+// not end it, the next starts as soon as this rank's counters moved (an
+// item arrived or finished here), else after a delay that doubles from
+// 5 µs to 1 ms. Every rank joins every wave (MPI_Iallreduce is
+// collective), so a slow rank only delays the wave; meanwhile a rank that
+// is waiting for its peers polls without spinning the CPU away from the
+// workers that run the items in flight.
+std::size_t bridge::step_quiescence() {
+  if (!m_quiesce_wanted.load(std::memory_order_acquire)) return 0;
+  if (m_wave_req == MPI_REQUEST_NULL) {
+    const auto now = clock::now();
+    // Done read before sent, both seq_cst (either order is sound by the
+    // two-wave argument; this one makes a first wave with sent == done
+    // likelier to be the true state).
+    const std::uint64_t done = m_done.load(), sent = m_sent.load();
+    const bool moved = done != m_wave_local[1] || sent != m_wave_local[0];
+    if (m_waves_this_call != 0 && !moved && now < m_next_wave) return 0;
+    m_wave_pace = moved || m_waves_this_call == 0 ? std::chrono::microseconds(5)
+                                                  : std::min<std::chrono::microseconds>(m_wave_pace * 2,
+                                                                                       std::chrono::milliseconds(1));
+    seal_due(true);
+    start_sends();
+    m_wave_local[1] = m_done.load();
+    m_wave_local[0] = m_sent.load();
+    check(MPI_Iallreduce(m_wave_local, m_wave_global, 2, MPI_UINT64_T, MPI_SUM, m_ctrl, &m_wave_req),
+          "MPI_Iallreduce (quiescence wave)");
+    ++m_waves_this_call;
+    return 0;
+  }
+  int flag = 0;
+  MPI_Test(&m_wave_req, &flag, MPI_STATUS_IGNORE);
+  if (flag == 0) return 0;
+  m_wave_req = MPI_REQUEST_NULL;
+  m_next_wave = clock::now() + m_wave_pace;
+  m_rounds.fetch_add(1, std::memory_order_relaxed);
+  if (m_detector.on_wave({m_wave_global[0], m_wave_global[1]})) {
+    m_quiesce_wanted.store(false, std::memory_order_relaxed);
+    m_waves_this_call = 0;
+    {
+      std::lock_guard lock(m_done_m);
+      m_epoch.fetch_add(1, std::memory_order_release);  // release: pairs with the waiter's acquire
+    }
+    m_done_cv.notify_all();
+  }
+  return 1;
+}
+
+void bridge::wait_quiescent() {
+  m_quiesce_calls.fetch_add(1, std::memory_order_relaxed);
+  const std::uint32_t epoch = m_epoch.load(std::memory_order_acquire);
+  if (m_mode == progress_mode::caller) {
+    if (!owner_here()) {
+      throw usage_error("strata::mpi: under progress=caller, wait_quiescent runs on the session's thread");
+    }
+    m_detector.begin();
+    m_quiesce_wanted.store(true, std::memory_order_release);
+    while (m_epoch.load(std::memory_order_acquire) == epoch) {
+      if (pass() == 0) sched_yield();  // let the workers run what is in flight
+    }
+    return;
+  }
+  m_detector.begin();  // the owner reads it only once m_quiesce_wanted is set (release below)
+  m_quiesce_wanted.store(true, std::memory_order_release);  // release: publishes begin() to the owner
+  wake_owner();
+  std::unique_lock lock(m_done_m);
+  m_done_cv.wait(lock, [&] { return m_epoch.load(std::memory_order_acquire) != epoch; });
+}
+
+// ---- The owner --------------------------------------------------------------
+
+std::size_t bridge::pass() {
+  // Re-entry (an inline handler that posts past the pending cap, a reply
+  // sink that calls back in) would nest MPI calls of one pass inside
+  // another: refused; the outer pass goes on.
+  if (m_in_pass) return 0;
+  std::lock_guard lock(m_mpi);
+  m_in_pass = true;
+  struct leave {
+    bool& flag;
+    ~leave() { flag = false; }
+  } guard{m_in_pass};
+  const std::uint64_t posted = m_posted.load();
+  const bool producers_idle = posted == m_seen_posted;
+  m_seen_posted = posted;
+  std::size_t n = test_receives();
+  n += probe_large();
+  // What inline handlers posted during this pass (replies, forwards): the
+  // owner is their producer and it is done producing for this pass.
+  const bool owner_posted = m_posted.load() != posted;
+  n += test_sends();
+  n += seal_due(producers_idle || owner_posted);
+  n += start_sends();
+  // A completed wave is progress for the caller (progress=caller loops on
+  // pass()) but not traffic: it must not keep the progress thread spinning.
+  m_last_pass_waves = step_quiescence();
+  const auto now = clock::now();
+  if (now >= m_next_peer_check) check_peers(now);
+  return n;
+}
+
+// Heartbeats and the deadline (config::heartbeat_ms, deadline_ms), every
+// tenth of a heartbeat.
+void bridge::check_peers(clock::time_point now) {
+  const auto beat = std::chrono::milliseconds(m_cfg.heartbeat_ms);
+  m_next_peer_check = now + beat / 10;
+  for (int d = 0; d < m_size; ++d) {
+    if (d == m_rank) continue;
+    lane& l = *m_lanes[static_cast<std::size_t>(d)];
+    if (l.departed.load(std::memory_order_relaxed)) continue;
+    if (now - l.last_sent >= beat) {
+      std::lock_guard lock(l.m);
+      if (l.sealed.empty() && l.open.empty()) {
+        // An empty buffer: it takes a sequence number like any other, so
+        // it is checked and ordered like any other.
+        outgoing o{l.open.seal(static_cast<std::uint32_t>(m_rank), stamp_epoch(),
+                               l.next_sequence++, m_cfg.crc, false),
+                   false};
+        l.open.reset(m_cfg.buffer_bytes);
+        m_pending_bytes.fetch_add(o.bytes.size(), std::memory_order_relaxed);
+        l.sealed.push_back(std::move(o));
+      }
+    }
+    if (!m_deadline_on) continue;
+    const std::int64_t heard = l.last_heard_ns.load(std::memory_order_relaxed);
+    const auto since = heard < 0 ? m_started : m_started + std::chrono::nanoseconds(heard);
+    if (now - since > std::chrono::milliseconds(m_cfg.deadline_ms)) silent_peer(d, heard, now);
+  }
+}
+
+// A peer silent past the deadline: it died (kill -9, a node lost) or was
+// stopped. Without ULFM nothing can recover the job; fail fast and say so.
+void bridge::silent_peer(int peer, std::int64_t heard_ns, clock::time_point now) {
+  const double up = std::chrono::duration<double>(now - m_started).count();
+  const double silent = heard_ns < 0 ? up : up - 1e-9 * static_cast<double>(heard_ns);
+  const auto wall = std::chrono::system_clock::now() - std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                                           std::chrono::duration<double>(silent));
+  const std::time_t t = std::chrono::system_clock::to_time_t(wall);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char when[32];
+  std::strftime(when, sizeof when, "%H:%M:%S UTC", &tm);
+  std::fprintf(stderr,
+               "strata::mpi: rank %d: rank %d has been silent for %.1f s (%s %s; deadline %u ms, "
+               "STRATA_MPI_DEADLINE_MS): it died or was stopped; exiting with status 75\n",
+               m_rank, peer, silent, heard_ns < 0 ? "never heard since the session started at" : "last heard at", when,
+               m_cfg.deadline_ms);
+  std::fflush(stderr);
+  std::_Exit(75);
+}
+
+// Tells every peer this rank is leaving (so its silence is not a failure,
+// and what it still asks of this rank fails at once), then lets the
+// progress drain the buffers for up to two seconds.
+void bridge::post_goodbyes() {
+  for (int d = 0; d < m_size; ++d) {
+    if (d == m_rank) continue;
+    lane& l = *m_lanes[static_cast<std::size_t>(d)];
+    std::lock_guard lock(l.m);
+    l.open.append(handler::goodbye, nullptr, 0);
+    seal_locked(l, d, &peer_stats::flush_idle);
+  }
+  wake_owner();
+  const auto until = clock::now() + std::chrono::seconds(2);
+  while (m_pending_bytes.load(std::memory_order_relaxed) != 0 && clock::now() < until) {
+    if (m_mode == progress_mode::caller) {
+      pass();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+}
+
+void bridge::progress_thread() {
+  unsigned idle = 0;
+  auto sleep_for = std::chrono::microseconds(50);
+  while (!m_stop.load(std::memory_order_relaxed)) {
+    if (pass() != 0) {
+      idle = 0;
+      sleep_for = std::chrono::microseconds(50);
+      continue;
+    }
+    ++idle;
+    if (idle < 200) continue;  // spin: a reply or the next message is usually a few µs away
+    if (idle < 2000) {
+      sched_yield();
+      continue;
+    }
+    std::unique_lock lock(m_sleep_m);
+    m_sleeping.store(true);  // seq_cst: pairs with wake_owner's bump of m_posted and load of m_sleeping
+    if (m_posted.load() == m_seen_posted && !m_stop.load()) {
+      m_sleep_cv.wait_for(lock, sleep_for);
+      sleep_for = std::min<std::chrono::microseconds>(sleep_for * 2, std::chrono::milliseconds(1));
+    }
+    m_sleeping.store(false);
+    idle = 100;  // back to a short spin
+  }
+}
+
+session_stats bridge::stats() const {
+  session_stats s;
+  s.rank = m_rank;
+  s.size = m_size;
+  s.thread_level = level_name(m_level);
+  s.progress = m_mode == progress_mode::thread ? "thread" : "caller";
+  const auto now = clock::now();
+  for (int r = 0; r < m_size; ++r) {
+    lane& l = *m_lanes[static_cast<std::size_t>(r)];
+    std::lock_guard lock(l.m);
+    peer_stats p = l.st;
+    const std::int64_t heard = l.last_heard_ns.load(std::memory_order_relaxed);
+    p.last_heard_s =
+        heard < 0 ? -1.0 : std::chrono::duration<double>(now - m_started).count() - static_cast<double>(heard) * 1e-9;
+    s.peers.push_back(p);
+  }
+  for (std::size_t i = 0; i < k_reject_reasons; ++i) {
+    s.rejects.emplace_back(std::string(reject_name(static_cast<reject>(i))),
+                           m_rejects[i].load(std::memory_order_relaxed));
+  }
+  s.rejects.emplace_back("late_epoch", m_late_epoch.load(std::memory_order_relaxed));
+  s.termination_rounds = m_rounds.load(std::memory_order_relaxed);
+  s.quiescence_calls = m_quiesce_calls.load(std::memory_order_relaxed);
+  s.tasks_run = m_tasks_run.load(std::memory_order_relaxed);
+  s.producer_waits = m_producer_waits.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace strata::mpi::detail

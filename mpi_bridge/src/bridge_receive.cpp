@@ -1,0 +1,323 @@
+// The bridge's receive path: persistent receives, the large tag, sequence
+// order, dispatch of items and remote calls (see bridge.hpp).
+#include "bridge.hpp"
+
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include "bridge_util.hpp"
+
+namespace strata::mpi::detail {
+
+// ---- Receive path -----------------------------------------------------------
+
+std::size_t bridge::test_receives() {
+  int count = 0;
+  const int rc = MPI_Testsome(static_cast<int>(m_recv_reqs.size()), m_recv_reqs.data(), &count, m_indices.data(),
+                              m_statuses.data());
+  if (count == MPI_UNDEFINED || count <= 0) return 0;
+  for (int k = 0; k < count; ++k) {
+    const int i = m_indices[static_cast<std::size_t>(k)];
+    MPI_Status& st = m_statuses[static_cast<std::size_t>(k)];
+    const auto slot = static_cast<std::size_t>(i);
+    if (rc == MPI_ERR_IN_STATUS && st.MPI_ERROR != MPI_SUCCESS) {
+      // Longer than max_message_bytes: MPI truncated it, and the request
+      // is gone (see m_recv_bufs).
+      count_reject(reject::oversized);
+      repost(slot);
+      continue;
+    }
+    int bytes = 0;
+    MPI_Get_count(&st, MPI_BYTE, &bytes);
+    const std::byte* p = m_recv_bufs[slot].p;
+    const auto n = bytes < 0 ? std::size_t{0} : static_cast<std::size_t>(bytes);
+    if (n > m_cfg.buffer_bytes) {
+      count_reject(reject::oversized);  // no sender of the protocol sends more than a buffer on this tag
+      // Give back the pages the message touched beyond a buffer.
+      const std::size_t page = 4096, keep = (m_cfg.buffer_bytes + page - 1) / page * page;
+      if (n > keep) madvise(m_recv_bufs[slot].p + keep, (n - keep + page - 1) / page * page, MADV_DONTNEED);
+    } else {
+      const checked c = check_buffer(p, n, st.MPI_SOURCE, m_cfg.crc);
+      if (!c.ok) {
+        count_reject(c.why);
+      } else if ((c.header.flags & k_flag_large) != 0) {
+        count_reject(reject::bad_flags);  // a large buffer on the data tag
+      } else {
+        accept(st.MPI_SOURCE, p, n, c.header);
+      }
+    }
+    MPI_Start(&m_recv_reqs[static_cast<std::size_t>(i)]);
+  }
+  return static_cast<std::size_t>(count);
+}
+
+// A receive that completed in error: a new persistent request on a fresh
+// buffer in its place (the old buffer stays mapped: MPI may still write it).
+void bridge::repost(std::size_t i) {
+  auto& req = m_recv_reqs[i];
+  if (req != MPI_REQUEST_NULL) MPI_Request_free(&req);
+  void* p = mmap(nullptr, m_recv_capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    std::fprintf(stderr, "strata::mpi: rank %d: cannot reserve a receive buffer: %s\n", m_rank, std::strerror(errno));
+    MPI_Abort(MPI_COMM_WORLD, 71);
+  }
+  m_recv_bufs[i] = {static_cast<std::byte*>(p), m_recv_capacity};
+  check(MPI_Recv_init(m_recv_bufs[i].p, static_cast<int>(m_recv_capacity), MPI_BYTE, MPI_ANY_SOURCE, k_tag_data,
+                      m_data, &req),
+        "MPI_Recv_init");
+}
+
+std::size_t bridge::probe_large() {
+  bool due = false;
+  for (const auto& in : m_in) due = due || in.large_due > 0;
+  if (!due) return 0;
+  int flag = 0;
+  MPI_Message msg;
+  MPI_Status st;
+  MPI_Improbe(MPI_ANY_SOURCE, k_tag_large, m_data, &flag, &msg, &st);
+  if (flag == 0) return 0;
+  int bytes = 0;
+  MPI_Get_count(&st, MPI_BYTE, &bytes);
+  const std::size_t cap = m_cfg.max_message_bytes + sizeof(buffer_header) + sizeof(item_header);
+  if (bytes < 0 || static_cast<std::size_t>(bytes) > cap) {
+    char sink[sizeof(buffer_header)];
+    MPI_Mrecv(sink, static_cast<int>(sizeof sink), MPI_BYTE, &msg, MPI_STATUS_IGNORE);  // consumed, truncated
+    count_reject(reject::oversized);
+    return 1;
+  }
+  std::vector<std::byte> buf(static_cast<std::size_t>(bytes));
+  MPI_Mrecv(buf.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+  const checked c = check_buffer(buf.data(), buf.size(), st.MPI_SOURCE, m_cfg.crc);
+  inbound& in = m_in[static_cast<std::size_t>(st.MPI_SOURCE)];
+  if (!c.ok || (c.header.flags & k_flag_large) == 0 || in.large_due == 0) {
+    count_reject(c.ok ? reject::bad_flags : c.why);
+    return 1;
+  }
+  in.large_due--;
+  accept(st.MPI_SOURCE, buf.data(), buf.size(), c.header);
+  return 1;
+}
+
+// A checked buffer from `source`: dispatched in sequence order.
+void bridge::accept(int source, const std::byte* p, std::size_t n, const buffer_header& h) {
+  inbound& in = m_in[static_cast<std::size_t>(source)];
+  constexpr std::uint64_t k_window = 1u << 16;
+  if (h.sequence < in.expected || in.held.count(h.sequence) != 0) {
+    count_reject(reject::stale_sequence);
+    return;
+  }
+  if (h.sequence >= in.expected + k_window) {
+    count_reject(reject::sequence_window);
+    return;
+  }
+  lane& l = *m_lanes[static_cast<std::size_t>(source)];
+  l.last_heard_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - m_started).count(),
+                        std::memory_order_relaxed);
+  {
+    std::lock_guard lock(l.m);
+    l.st.buffers_received++;
+    l.st.bytes_received += h.bytes;
+    l.st.items_received += h.items;
+  }
+  // An empty buffer (a heartbeat) may be sealed just before its sender's
+  // last wave completes and arrive after ours did: only items count.
+  if (h.items != 0 && h.epoch < m_epoch.load(std::memory_order_relaxed)) {
+    m_late_epoch.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Lamport's rule: what this rank sends from now on is at least as late as
+  // what it has received (a rank whose last wave is still being tested may
+  // already run items a faster rank sent after its own return).
+  std::uint32_t seen = m_seen_epoch.load(std::memory_order_relaxed);
+  while (h.epoch > seen && !m_seen_epoch.compare_exchange_weak(seen, h.epoch, std::memory_order_relaxed)) {
+  }
+  if (h.sequence != in.expected) {
+    in.held.emplace(h.sequence, std::vector<std::byte>(p, p + n));
+    return;
+  }
+  dispatch_buffer(source, p, h);
+  in.expected++;
+  while (!in.held.empty() && in.held.begin()->first == in.expected) {
+    std::vector<std::byte> b = std::move(in.held.begin()->second);
+    in.held.erase(in.held.begin());
+    buffer_header hh;
+    std::memcpy(&hh, b.data(), sizeof hh);
+    dispatch_buffer(source, b.data(), hh);
+    in.expected++;
+  }
+}
+
+void bridge::dispatch_buffer(int source, const std::byte* p, const buffer_header& h) {
+  for_each_item(p, h, [&](handler k, const std::byte* q, std::size_t n) { dispatch_item(source, k, q, n); });
+}
+
+void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_t n) {
+  switch (h) {
+    case handler::task: {
+      if (n < 16) {
+        count_reject(reject::bad_payload);
+        return;
+      }
+      const std::uint64_t id = read_u64(p), request = read_u64(p + 8);
+      // One-entry cache (items of one kind come in runs); entries are stable.
+      thread_local std::uint64_t last_id = 0;
+      thread_local const remote_entry* last = nullptr;
+      const remote_entry* e = id == last_id && last != nullptr ? last : find_remote(id);
+      last_id = id;
+      last = e;
+      if (e == nullptr) {
+        count_reject(reject::bad_payload);
+        return;
+      }
+      if (e->run_inline) {
+        run_inline(source, e, request, p + 16, n - 16);
+      } else {
+        run_task(source, e, request, std::vector<std::byte>(p + 16, p + n));
+      }
+      return;
+    }
+    case handler::reply: {
+      if (n < 9) {
+        count_reject(reject::bad_payload);
+        return;
+      }
+      const std::uint64_t request = read_u64(p);
+      const auto status = static_cast<std::uint8_t>(p[8]);
+      std::unique_ptr<reply_sink> sink;
+      {
+        std::lock_guard lock(m_replies_m);
+        auto it = m_replies.find(request);
+        if (it == m_replies.end() || it->second.first != source || status > 1) {
+          count_reject(reject::bad_payload);
+          return;
+        }
+        sink = std::move(it->second.second);
+        m_replies.erase(it);
+      }
+      reader r(p + 9, n - 9);
+      if (status == 0) {
+        try {
+          sink->value(r);
+        } catch (const decode_error& ex) {
+          sink->error(std::string("strata::mpi: the reply from rank ") + std::to_string(source) +
+                      " did not decode: " + ex.what());
+        }
+      } else {
+        sink->error(std::string(reinterpret_cast<const char*>(p + 9), n - 9));
+      }
+      m_done.fetch_add(1);  // seq_cst: after the future is filled (quiescence.hpp)
+      return;
+    }
+    case handler::large_notice:
+      m_in[static_cast<std::size_t>(source)].large_due++;
+      return;
+    case handler::goodbye: {
+      // release: pairs with the producers' acquire in post/expect_reply.
+      m_lanes[static_cast<std::size_t>(source)]->departed.store(true, std::memory_order_release);
+      std::vector<std::unique_ptr<reply_sink>> orphans;
+      {
+        std::lock_guard lock(m_replies_m);
+        for (auto it = m_replies.begin(); it != m_replies.end();) {
+          if (it->second.first == source) {
+            orphans.push_back(std::move(it->second.second));
+            it = m_replies.erase(it);
+          } else {
+            ++it;
+          }
+        }
+      }
+      for (auto& o : orphans) {
+        o->error("strata::mpi: rank " + std::to_string(source) + " closed its session before it replied");
+      }
+      return;
+    }
+    case handler::actor_message:
+      count_reject(reject::bad_payload);  // remote actors: issue 20, item 3 (not built yet)
+      return;
+  }
+  count_reject(reject::unknown_handler);
+}
+
+// Runs a remote function and posts its reply when one is asked for; the
+// item counts as done only after that (quiescence.hpp).
+void bridge::invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args,
+                    std::size_t n) {
+  std::vector<std::byte> reply(9);
+  std::memcpy(reply.data(), &request, sizeof request);
+  reply[8] = std::byte{0};
+  const auto fail_with = [&](const std::string& text) {
+    reply.resize(9);
+    reply[8] = std::byte{1};
+    reply.insert(reply.end(), reinterpret_cast<const std::byte*>(text.data()),
+                 reinterpret_cast<const std::byte*>(text.data() + text.size()));
+  };
+  std::string what;
+  bool failed = false;
+  try {
+    reader r(args, n);
+    e->invoke(r, reply);
+  } catch (const std::exception& ex) {
+    failed = true;
+    what = ex.what();
+  } catch (...) {
+    failed = true;
+    what = "an exception that is not a std::exception";
+  }
+  if (failed) {
+    m_task_errors.fetch_add(1, std::memory_order_relaxed);
+    const std::string text = "strata::mpi: remote function '" + e->name + "' threw on rank " +
+                             std::to_string(m_rank) + ": " + what;
+    fail_with(text);
+    if (request == 0) std::fprintf(stderr, "%s (called from rank %d by post_at)\n", text.c_str(), source);
+  }
+  if (request != 0) {
+    try {
+      post(source, handler::reply, reply.data(), reply.size());
+    } catch (const std::exception& ex) {  // a result above max_message_bytes
+      fail_with("strata::mpi: the result of '" + e->name + "' on rank " + std::to_string(m_rank) +
+                " could not be sent: " + ex.what());
+      post(source, handler::reply, reply.data(), reply.size());
+    }
+  }
+  m_tasks_run.fetch_add(1, std::memory_order_relaxed);
+  m_done.fetch_add(1);  // seq_cst: after the reply and every post of the call (quiescence.hpp)
+}
+
+// On the MPI owner, now (STRATA_MPI_REMOTE_INLINE).
+void bridge::run_inline(int source, const remote_entry* e, std::uint64_t request, const std::byte* args,
+                        std::size_t n) {
+  invoke(source, e, request, args, n);
+}
+
+// Spawns the call on the runtime.
+void bridge::run_task(int source, const remote_entry* e, std::uint64_t request, std::vector<std::byte> args) {
+  m_tasks_live.fetch_add(1, std::memory_order_relaxed);
+  m_rt.spawn([this, source, e, request, args = std::move(args)] {
+    invoke(source, e, request, args.data(), args.size());
+    // release: the task's last touch of the bridge (pairs with ~bridge's acquire load).
+    m_tasks_live.fetch_sub(1, std::memory_order_release);
+  });
+}
+
+std::uint64_t bridge::expect_reply(int rank, std::unique_ptr<reply_sink> sink) {
+  if (rank < 0 || rank >= m_size) {
+    throw usage_error("strata::mpi: rank " + std::to_string(rank) + " does not exist (ranks 0.." +
+                      std::to_string(m_size - 1) + ")");
+  }
+  if (m_lanes[static_cast<std::size_t>(rank)]->departed.load(std::memory_order_acquire)) {
+    throw remote_error("strata::mpi: rank " + std::to_string(rank) + " has closed its session (it said goodbye)");
+  }
+  const std::uint64_t id = m_next_request.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(m_replies_m);
+  m_replies.emplace(id, std::make_pair(rank, std::move(sink)));
+  return id;
+}
+
+}  // namespace strata::mpi::detail
