@@ -13,7 +13,7 @@ rm -rf "$work/corpus"
 mkdir -p "$work/corpus"
 cxx=${CLANGXX:-clang++}
 command -v "$cxx" >/dev/null || { echo "fuzz.sh: $cxx not found (apt-get install clang)"; exit 1; }
-inc="-I$root/mpi_bridge/include -I$root/mpi_bridge/src"
+inc="-I$root/mpi_bridge/include -I$root/mpi_bridge/src -I$root/runtime/actors/include"
 "$cxx" -std=c++20 -O1 -g $inc -o "$work/make_seeds" "$root/tests/mpi/fuzz/make_seeds.cpp" "$root/mpi_bridge/src/wire.cpp"
 "$work/make_seeds" "$work/corpus"
 # Inputs that once crashed the decoder stay in the corpus.

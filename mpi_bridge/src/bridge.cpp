@@ -49,6 +49,7 @@ bridge::bridge(runtime& rt, const config& c, const init& how) : m_rt(rt), m_cfg(
     }
     check(MPI_Startall(static_cast<int>(m_recv_reqs.size()), m_recv_reqs.data()), "MPI_Startall");
     check_registries();
+    attach_actors();
   } catch (...) {
     shutdown_mpi();
     throw;
@@ -117,7 +118,9 @@ void bridge::start_mpi(const init& how) {
 // and throws, naming what each rank lacks.
 void bridge::check_registries() {
   std::vector<std::string> conflicts;
-  const std::vector<std::string> names = remote_names(&conflicts);
+  std::vector<std::string> names = remote_names(&conflicts);
+  for (const auto& n : strata::detail::remote_message_names()) names.push_back("actor message " + n);
+  std::sort(names.begin(), names.end());
   if (!conflicts.empty()) {
     std::string list;
     for (const auto& n : conflicts) list += (list.empty() ? "" : ", ") + n;
@@ -154,7 +157,8 @@ void bridge::check_registries() {
   }
   std::sort(all_names.begin(), all_names.end());
   all_names.erase(std::unique(all_names.begin(), all_names.end()), all_names.end());
-  std::string msg = "strata::mpi: the ranks run different remote-function registries (different binaries?):";
+  std::string msg =
+      "strata::mpi: the ranks run different registries of remote functions and actor messages (different binaries?):";
   for (int r = 0; r < m_size; ++r) {
     const auto& mine_r = per[static_cast<std::size_t>(r)];
     std::string missing;
@@ -167,6 +171,7 @@ void bridge::check_registries() {
 }
 
 bridge::~bridge() {
+  detach_actors();
   // Tasks the bridge spawned reference it: let them finish (they only run
   // the function and post their reply).
   while (m_tasks_live.load(std::memory_order_acquire) != 0) std::this_thread::yield();

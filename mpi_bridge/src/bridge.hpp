@@ -23,8 +23,8 @@
 // (wire.hpp), put in sequence order per source (Testsome may return two
 // buffers of one source out of order; a held buffer is copied), then its
 // items are dispatched: a task is spawned on the runtime, a reply fills its
-// future. The large tag is probed (MPI_Improbe) only while a notice said
-// a large buffer is due.
+// future, an actor message becomes a local message frame. The large tag
+// is probed (MPI_Improbe) only while a notice said a large buffer is due.
 //
 // Wake-ups. The owner spins, then yields, then sleeps on a condition
 // variable with a timeout that grows to 1 ms (incoming MPI traffic cannot
@@ -62,7 +62,14 @@ using clock = std::chrono::steady_clock;
 inline constexpr int k_tag_data = 1;
 inline constexpr int k_tag_large = 2;
 
-class bridge {
+// Remote actors (bridge_actors.cpp): the bridge is the actor system's
+// remote_port while it lives (strata/actors/ext/remote.hpp), and the
+// remote_return of the frames it delivers. An actor message counts as sent
+// when posted and done when its frame finished (after its answer, which is
+// a reply item counted like any other). Names: publish records (name ->
+// address, type) in a directory; a lookup item asks a rank's directory and
+// its reply says what is there; actor_at retries until lookup_ms.
+class bridge final : public strata::detail::remote_port, public strata::detail::remote_return {
  public:
   struct init {
     int* argc = nullptr;
@@ -73,7 +80,7 @@ class bridge {
   bridge(runtime& rt, const config& c, const init& how);
   bridge(const bridge&) = delete;
   bridge& operator=(const bridge&) = delete;
-  ~bridge();
+  ~bridge() override;
 
   int rank() const noexcept { return m_rank; }
   int size() const noexcept { return m_size; }
@@ -92,6 +99,27 @@ class bridge {
   void wait_quiescent();
   std::mutex& mpi_lock() noexcept { return m_mpi; }
   session_stats stats() const;
+
+  // Remote actors (bridge_actors.cpp).
+  void post_message(actor_address to, std::uint64_t type, const std::vector<std::byte>& bytes,
+                    std::unique_ptr<strata::detail::remote_answer> answer) override;
+  void answer(int source, std::uint64_t request, strata::detail::answer_status s,
+              const std::vector<std::byte>& bytes) noexcept override;
+  void finished() noexcept override;
+  void publish(actor_address a, std::uint64_t type, const std::string& type_name, std::string_view name);
+  // The directory's entry for `name` as a lookup reply's payload.
+  std::vector<std::byte> directory_entry(std::string_view name) const;
+  const config& cfg() const noexcept { return m_cfg; }
+  // actor_at's names already found, by (rank, name): a published name is
+  // never bound again, so a found address stays right (an actor gone since
+  // makes its messages dead letters, as locally).
+  struct found_name {
+    std::uint64_t address = 0;
+    std::uint64_t type = 0;
+    std::string type_name;
+  };
+  std::mutex found_m;
+  std::map<std::pair<int, std::string>, found_name> found;
 
  private:
   struct outgoing {
@@ -145,6 +173,11 @@ class bridge {
   void run_task(int source, const remote_entry* e, std::uint64_t request, std::vector<std::byte> args);
   void run_inline(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
   void invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
+  void dispatch_actor(int source, const std::byte* p, std::size_t n);
+  void dispatch_lookup(int source, const std::byte* p, std::size_t n);
+  void attach_actors();
+  void detach_actors() noexcept;
+  void forget_reply(std::uint64_t request) noexcept;
   void count_reject(reject r) noexcept {
     m_rejects[static_cast<std::size_t>(r)].fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
   }
@@ -209,6 +242,16 @@ class bridge {
   std::atomic<std::uint64_t> m_rounds{0};       // waves completed (stats)
   std::atomic<std::uint64_t> m_tasks_live{0};  // spawned by the bridge, not finished: ~bridge waits
   std::array<std::atomic<std::uint64_t>, k_reject_reasons> m_rejects{};
+  std::atomic<std::uint64_t> m_actor_messages{0};  // relaxed: a counter (stats)
+
+  // The published actors: name -> (address bits, type id, type name).
+  struct published {
+    std::uint64_t address = 0;
+    std::uint64_t type = 0;
+    std::string type_name;
+  };
+  mutable std::mutex m_dir_m;
+  std::map<std::string, published, std::less<>> m_dir;
 
   // Quiescence: the waiter sets m_quiesce_wanted; the owner runs the waves
   // and bumps m_epoch (release; the waiter acquires it).

@@ -243,6 +243,7 @@ session_stats bridge::stats() const {
   s.termination_rounds = m_rounds.load(std::memory_order_relaxed);
   s.quiescence_calls = m_quiesce_calls.load(std::memory_order_relaxed);
   s.tasks_run = m_tasks_run.load(std::memory_order_relaxed);
+  s.actor_messages = m_actor_messages.load(std::memory_order_relaxed);
   s.producer_waits = m_producer_waits.load(std::memory_order_relaxed);
   return s;
 }

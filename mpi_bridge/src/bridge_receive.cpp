@@ -194,7 +194,7 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
       {
         std::lock_guard lock(m_replies_m);
         auto it = m_replies.find(request);
-        if (it == m_replies.end() || it->second.first != source || status > 1) {
+        if (it == m_replies.end() || it->second.first != source || status > 2) {
           count_reject(reject::bad_payload);
           return;
         }
@@ -209,8 +209,10 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
           sink->error(std::string("strata::mpi: the reply from rank ") + std::to_string(source) +
                       " did not decode: " + ex.what());
         }
-      } else {
+      } else if (status == 1) {
         sink->error(std::string(reinterpret_cast<const char*>(p + 9), n - 9));
+      } else {
+        sink->dead_letter(std::string(reinterpret_cast<const char*>(p + 9), n - 9));
       }
       m_done.fetch_add(1);  // seq_cst: after the future is filled (quiescence.hpp)
       return;
@@ -239,7 +241,10 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
       return;
     }
     case handler::actor_message:
-      count_reject(reject::bad_payload);  // remote actors: issue 20, item 3 (not built yet)
+      dispatch_actor(source, p, n);
+      return;
+    case handler::lookup:
+      dispatch_lookup(source, p, n);
       return;
   }
   count_reject(reject::unknown_handler);

@@ -105,6 +105,9 @@ config config::from_env() {
     c.deadline_ms = static_cast<unsigned>(parse_number("STRATA_MPI_DEADLINE_MS", v, 0, 86'400'000));
     c.deadline_set = true;
   }
+  if (const char* v = env("STRATA_MPI_LOOKUP_MS")) {
+    c.lookup_ms = static_cast<unsigned>(parse_number("STRATA_MPI_LOOKUP_MS", v, 0, 86'400'000));
+  }
   c.validate();
   return c;
 }
@@ -136,6 +139,10 @@ void config::validate() const {
                        " is below two heartbeats (" + std::to_string(2 * heartbeat_ms) +
                        " ms); accepted: 0 (never) or more");
   }
+  if (lookup_ms > 86'400'000) {
+    throw config_error("strata: mpi config.lookup_ms (STRATA_MPI_LOOKUP_MS) = " + std::to_string(lookup_ms) +
+                       " is out of range; accepted: 0 .. 86400000");
+  }
   if (init_level == thread_level::single) {
     throw config_error(
         "strata: mpi config.init_level (STRATA_MPI_THREAD_LEVEL) = single; accepted: funneled, serialized, multiple");
@@ -144,14 +151,7 @@ void config::validate() const {
 
 namespace detail {
 
-std::uint64_t name_hash(std::string_view name) noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64
-  for (char ch : name) {
-    h ^= static_cast<unsigned char>(ch);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+std::uint64_t name_hash(std::string_view name) noexcept { return strata::detail::fnv1a(name); }
 
 void register_remote(remote_entry e) {
   registry& r = the_registry();
@@ -221,6 +221,7 @@ std::string session_stats::to_json() const {
   j["termination_rounds"] = termination_rounds;
   j["quiescence_calls"] = quiescence_calls;
   j["tasks_run"] = tasks_run;
+  j["actor_messages"] = actor_messages;
   j["producer_waits"] = producer_waits;
   return j.dump();
 }

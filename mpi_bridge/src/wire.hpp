@@ -55,12 +55,14 @@ static_assert(sizeof(item_header) == 8);
 // Handler ids of the items. A new one is a new wire version.
 enum class handler : std::uint32_t {
   task = 1,          // u64 function id, u64 request id (0: no reply), argument bytes
-  reply = 2,         // u64 request id, u8 status (0 value, 1 error), result bytes or error text
+  reply = 2,         // u64 request id, u8 status (0 value, 1 error, 2 dead letter), result bytes or error text
   large_notice = 3,  // the next buffer of this link comes on the large tag (no payload)
   actor_message = 4, // u64 actor address bits, u64 message type id, u64 request id, message bytes
   goodbye = 5,       // the sender's session is closing: it is gone, not silent (no payload)
+  lookup = 6,        // u64 request id, name: a reply of u64 address bits (0: not published), u64 type id,
+                     // then the type's name (or, when not published, the names that are)
 };
-inline constexpr std::uint32_t k_max_handler = 5;
+inline constexpr std::uint32_t k_max_handler = 6;
 
 // Why a buffer was dropped. Counted per reason in the session's stats.
 enum class reject : unsigned {

@@ -36,7 +36,8 @@ TEST(MpiConfig, GoodValuesAreRead) {
       .set("STRATA_MPI_CRC", "1")
       .set("STRATA_MPI_THREAD_LEVEL", "serialized")
       .set("STRATA_MPI_HEARTBEAT_MS", "100")
-      .set("STRATA_MPI_DEADLINE_MS", "0");
+      .set("STRATA_MPI_DEADLINE_MS", "0")
+      .set("STRATA_MPI_LOOKUP_MS", "250");
   const config c = config::from_env();
   EXPECT_EQ(c.mode, strata::mpi::send_mode::latency);
   EXPECT_EQ(c.progress, strata::mpi::progress_mode::caller);
@@ -48,6 +49,7 @@ TEST(MpiConfig, GoodValuesAreRead) {
   EXPECT_EQ(c.heartbeat_ms, 100u);
   EXPECT_EQ(c.deadline_ms, 0u);
   EXPECT_TRUE(c.deadline_set);
+  EXPECT_EQ(c.lookup_ms, 250u);
 }
 
 TEST(MpiConfig, BadValuesNameTheVariableAndWhatIsAccepted) {
@@ -66,7 +68,8 @@ TEST(MpiConfig, BadValuesNameTheVariableAndWhatIsAccepted) {
                        bad{"STRATA_MPI_CRC", "yes", "0 .. 1"},
                        bad{"STRATA_MPI_FLUSH_US", "", ""},
                        bad{"STRATA_MPI_HEARTBEAT_MS", "5", "10 .. 600000"},
-                       bad{"STRATA_MPI_DEADLINE_MS", "100", "two heartbeats"}}) {
+                       bad{"STRATA_MPI_DEADLINE_MS", "100", "two heartbeats"},
+                       bad{"STRATA_MPI_LOOKUP_MS", "soon", "0 .. 86400000"}}) {
     const std::string e = error_of(b.name, b.value);
     if (*b.value == '\0') {
       EXPECT_EQ(e, "") << "an empty variable is unset";

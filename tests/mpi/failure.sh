@@ -32,7 +32,8 @@ case $case in
     [ "$case" = kill-recovery ] || [ "$rc" -ne 0 ] || fail "the job exited 0" ;;
   goodbye)
     [ "$rc" -eq 0 ] || fail "exit $rc"
-    grep -q "goodbye ok: .*closed its session" "$out" || fail "no remote_error" ;;
+    grep -q "goodbye ok: .*closed its session" "$out" || fail "no remote_error"
+    grep -q "goodbye ok for actors: .*closed its session" "$out" || fail "no remote_error for an actor ask" ;;
   *) fail "unknown case $case" ;;
 esac
 [ "$took" -le 12 ] || fail "took ${took} s (wanted at most 12: a 2 s deadline, mpirun's start and stop)"

@@ -6,7 +6,8 @@
 //   stop      rank 1 stops itself (SIGSTOP); the same on rank 0
 //   goodbye   rank 1 closes its session and lingers; rank 0 stays up past
 //             two deadlines (a closed session is not a silent rank) and a
-//             submit_at to rank 1 fails at once with remote_error
+//             submit_at and an actor ask to rank 1 fail at once with
+//             remote_error
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -18,6 +19,11 @@
 namespace {
 int twice(int x) { return 2 * x; }
 STRATA_MPI_REMOTE(twice);
+
+struct ping {};
+struct echo : strata::actor<echo> {
+  int receive(strata::actor_context&, const ping&) { return 7; }
+};
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -36,8 +42,10 @@ int main(int argc, char** argv) {
   c.deadline_ms = 2000;
   auto mpi = std::make_unique<strata::mpi::session>(argc, argv, rt, c);
   const int me = mpi->rank();
+  mpi->publish(rt.spawn_actor<echo>(), "echo");
+  auto peer = mpi->actor_at<echo>(1 - me, "echo");
   auto f = mpi->submit_at(1 - me, twice, 21);
-  if (f.get() != 42) return 3;
+  if (f.get() != 42 || peer.ask(ping{}).get() != 7) return 3;
   mpi->wait_quiescent();
   const auto t0 = std::chrono::steady_clock::now();
   if (me == 1) {
@@ -59,6 +67,13 @@ int main(int argc, char** argv) {
     return 5;
   } catch (const strata::mpi::remote_error& e) {
     std::printf("failure_test: goodbye ok: %s\n", e.what());
+  }
+  try {
+    (void)peer.ask(ping{});
+    std::fprintf(stderr, "failure_test: an actor ask to a closed rank did not fail\n");
+    return 6;
+  } catch (const strata::mpi::remote_error& e) {
+    std::printf("failure_test: goodbye ok for actors: %s\n", e.what());
   }
   return 0;
 }

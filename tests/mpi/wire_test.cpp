@@ -119,6 +119,22 @@ struct named {
   std::vector<int> values;
 };
 
+// Aggregates go field by field, without a specialisation.
+struct job {
+  std::string name;
+  std::vector<point> points;
+  std::optional<std::uint32_t> limit;
+  bool urgent;
+};
+struct with_map {
+  int id;
+  std::map<int, int> m;
+};
+struct with_pointer_field {
+  std::string s;
+  const char* p;
+};
+
 }  // namespace
 
 template <>
@@ -158,6 +174,12 @@ TEST(Serialize, ValuesRoundTrip) {
   const named n = round_trip(named{"cells", {1, 2, 3}});
   EXPECT_EQ(n.name, "cells");
   EXPECT_EQ(n.values, (std::vector<int>{1, 2, 3}));
+  const job j = round_trip(job{"halo", {{1, 2, 3}, {4, 5, 6}}, 9u, true});
+  EXPECT_EQ(j.name, "halo");
+  ASSERT_EQ(j.points.size(), 2u);
+  EXPECT_EQ(j.points[1].id, 6);
+  EXPECT_EQ(j.limit, std::optional<std::uint32_t>{9});
+  EXPECT_TRUE(j.urgent);
 }
 
 TEST(Serialize, CorruptLengthsThrowAndNeverOverread) {
@@ -197,5 +219,8 @@ static_assert(!serializable<int*>, "a pointer never crosses");
 static_assert(!serializable<std::vector<const char*>>);
 static_assert(!serializable<std::map<int, int>>, "not trivially copyable and not customised");
 static_assert(!serializable<std::tuple<int, std::map<int, int>>>);
+static_assert(serializable<job> && strata::mpi::detail::field_count<job>() == 4);
+static_assert(!serializable<with_map>, "a struct with a field that cannot cross");
+static_assert(!serializable<with_pointer_field>, "a pointer field in a struct that goes field by field");
 
 }  // namespace

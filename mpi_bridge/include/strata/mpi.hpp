@@ -4,6 +4,8 @@
 //   strata::mpi::session mpi{argc, argv, rt};      // MPI_Init_thread unless the application did
 //   auto f = mpi.submit_at(1, step, 7, halo);       // a registered function, on rank 1
 //   mpi.post_at(peer, add_to_bin, bin);             // fire and forget (YGM's async)
+//   mpi.publish(rt.spawn_actor<counter>(), "c");    // reachable by name from every rank
+//   auto c1 = mpi.actor_at<counter>(1, "c");        // actor_ref<counter>: send/ask across ranks
 //   mpi.wait_quiescent();                           // collective: nothing in flight anywhere
 //
 // The session duplicates the application's communicator twice (data and
@@ -22,10 +24,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
+#include <strata/actors/actor.hpp>
 #include <strata/mpi/remote.hpp>
 #include <strata/mpi/serialize.hpp>
 #include <strata/runtime/future.hpp>
@@ -58,11 +63,13 @@ struct config {
   unsigned heartbeat_ms = 500;
   unsigned deadline_ms = 5000;
   bool deadline_set = false;  // deadline_ms given explicitly (then it applies under progress=caller too)
+  // actor_at waits this long for the rank to publish the name, then fails.
+  unsigned lookup_ms = 10000;
 
   // STRATA_MPI_MODE=throughput|latency, STRATA_MPI_PROGRESS=auto|thread|caller,
   // STRATA_MPI_BUFFER_BYTES, STRATA_MPI_MAX_PENDING_BYTES, STRATA_MPI_FLUSH_US,
   // STRATA_MPI_RECEIVES, STRATA_MPI_CRC=0|1, STRATA_MPI_THREAD_LEVEL=funneled|serialized|multiple,
-  // STRATA_MPI_HEARTBEAT_MS, STRATA_MPI_DEADLINE_MS (0: no deadline).
+  // STRATA_MPI_HEARTBEAT_MS, STRATA_MPI_DEADLINE_MS (0: no deadline), STRATA_MPI_LOOKUP_MS.
   // A bad value is a config_error naming the variable and what it accepts.
   static config from_env();
   // Throws config_error naming the first field out of range.
@@ -93,6 +100,7 @@ struct session_stats {
   std::uint64_t termination_rounds = 0;
   std::uint64_t quiescence_calls = 0;
   std::uint64_t tasks_run = 0;
+  std::uint64_t actor_messages = 0;  // messages from other ranks delivered to this rank's actors
   std::uint64_t producer_waits = 0;  // times a producer waited for the pending-bytes cap
   std::string to_json() const;
 };
@@ -104,6 +112,7 @@ struct reply_sink {
   virtual ~reply_sink() = default;
   virtual void value(reader& r) = 0;  // may throw decode_error
   virtual void error(std::string what) = 0;
+  virtual void dead_letter(std::string what) { error(std::move(what)); }  // an actor's ask found no actor
 };
 
 template <class R>
@@ -157,6 +166,26 @@ class session {
   template <class F, class... Args>
   void post_at(int rank, F* fn, Args&&... args);
 
+  // Remote actors. publish makes a local actor reachable by `name` from
+  // every rank (a name is published once per rank; usage_error otherwise).
+  // actor_at returns a handle to the actor `rank` published under `name`:
+  // send and ask on it cross ranks with the local guarantees (one message
+  // at a time, FIFO per sender and receiver, an ask to a gone actor fails
+  // with dead_letter_error; an exception in receive comes back as
+  // remote_error naming the actor and rank). It waits up to
+  // config::lookup_ms for the name to be published there, then throws
+  // usage_error naming the rank, the name and what that rank did publish;
+  // a name published as another actor type is a usage_error too. Messages
+  // and replies cross by value (<strata/mpi/serialize.hpp>).
+  template <class T>
+  void publish(const actor_ref<T>& ref, std::string_view name) {
+    publish_address(ref.address(), strata::detail::actor_type_id(typeid(T)), typeid(T), name);
+  }
+  template <class T>
+  actor_ref<T> actor_at(int rank, std::string_view name) {
+    return actor_ref<T>(&m_rt.core(), lookup(rank, name, typeid(T)));
+  }
+
   // Collective: returns on every rank once no task, reply or transfer
   // started through the bridge is in flight anywhere. Call it from one
   // thread per rank, the same number of times on every rank.
@@ -182,6 +211,8 @@ class session {
   template <class F, class... Args>
   std::vector<std::byte> encode_call(F* fn, std::uint64_t request, Args&&... args) const;
   void post_task(int rank, const std::vector<std::byte>& payload);
+  void publish_address(actor_address a, std::uint64_t type, const std::type_info& t, std::string_view name);
+  actor_address lookup(int rank, std::string_view name, const std::type_info& t);
   std::uint64_t expect_reply(int rank, std::unique_ptr<detail::reply_sink> sink);
   void lock_mpi();
   void unlock_mpi() noexcept;

@@ -134,6 +134,7 @@ void send_message(actor_system& sys, task* t) {
 actor_address spawn_actor(actor_system& sys, spawn_request req) {
   runtime_core& rt = sys.core;
   const auto n = static_cast<unsigned>(rt.workers.size());
+  sys.spawned.store(true, std::memory_order_relaxed);  // relaxed: see actor_system::spawned
   // relaxed: a round-robin counter.
   const unsigned target =
       req.worker >= 0 ? static_cast<unsigned>(req.worker) : sys.next_worker.fetch_add(1, std::memory_order_relaxed) % n;

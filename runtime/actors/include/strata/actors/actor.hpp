@@ -23,7 +23,10 @@
 // other ready actors) between its tasks, so neither actors nor tasks starve.
 //
 // Addresses encode (rank, worker, slot, generation): there is no global
-// routing map; the rank bits are for the MPI bridge. The actors are a module
+// routing map. An address of another rank (strata::mpi::session::actor_at)
+// sends through the MPI session (ext/remote.hpp): the message is encoded
+// by value (<strata/mpi/serialize.hpp>; a type that cannot cross ranks is a
+// usage_error at the send, since one actor_ref type serves both cases). The actors are a module
 // on the core's seams (ext/actor_system.hpp); this header also defines the
 // runtime's actor members (spawn_actor, migrate_actor, set_supervisor). A message to an actor
 // that is gone (stopped, or a stale generation) is a counted dead letter;
@@ -48,6 +51,8 @@
 
 #include <strata/actors/actor_address.hpp>
 #include <strata/actors/ext/actor_system.hpp>
+#include <strata/actors/ext/remote.hpp>
+#include <strata/mpi/serialize.hpp>
 #include <strata/numa_alloc/memory.hpp>
 #include <strata/runtime/error.hpp>
 #include <strata/runtime/ext/core.hpp>
@@ -204,6 +209,108 @@ task* make_message(actor_system& sys, actor_address to, F&& f) {
   return t;
 }
 
+// --- Messages from other ranks (ext/remote.hpp) ---
+
+// The local frame of a message that came from another rank.
+template <class A, class M>
+struct remote_send_frame {
+  M msg;
+  remote_token token;
+  void operator()() {
+    if (actor_base* a = t_turn.actor) static_cast<A*>(a)->receive(*t_turn.ctx, std::as_const(msg));
+  }
+};
+
+std::string dead_letter_text(actor_address to);
+
+template <class A, class M, class R>
+struct remote_ask_frame {
+  M msg;
+  remote_token token;
+  actor_address to;
+  void operator()() {
+    actor_base* a = t_turn.actor;
+    if (a == nullptr) {
+      token.answer(answer_status::dead_letter, dead_letter_text(to));
+      return;
+    }
+    try {
+      std::vector<std::byte> out;
+      if constexpr (std::is_void_v<R>) {
+        static_cast<A*>(a)->receive(*t_turn.ctx, std::as_const(msg));
+      } else {
+        mpi::writer w(out);
+        w.value(static_cast<A*>(a)->receive(*t_turn.ctx, std::as_const(msg)));
+      }
+      token.answer(answer_status::value, out);
+    } catch (const std::exception& e) {
+      token.answer(answer_status::threw, std::string_view(e.what()));
+      throw;  // the actor is poisoned, as for a local ask
+    } catch (...) {
+      token.answer(answer_status::threw, std::string_view("an exception that is not a std::exception"));
+      throw;
+    }
+  }
+};
+
+template <class R>
+constexpr bool k_remote_reply = std::is_void_v<R> || mpi::serializable<R>;
+
+// Decodes a message of type M for actor type A and sends it to `to` as a
+// local message (registered per pair by remote_message<A, M>).
+template <class A, class M>
+void deliver_remote(actor_system& sys, actor_address to, mpi::reader& r, remote_delivery how) {
+  M m = r.value<M>();
+  if (r.left() != 0) throw mpi::decode_error("strata: trailing bytes after an actor message");
+  remote_token token(how);
+  if (sys.home_of(to) == nullptr) {  // a worker this rank does not have
+    token.answer(answer_status::dead_letter, dead_letter_text(to));
+    return;
+  }
+  if (!token.wants_answer()) {
+    send_message(sys, make_message(sys, to, remote_send_frame<A, M>{std::move(m), std::move(token)}));
+    return;
+  }
+  using R = reply_t<A, M>;
+  if constexpr (k_remote_reply<R>) {
+    send_message(sys, make_message(sys, to, remote_ask_frame<A, M, R>{std::move(m), std::move(token), to}));
+  } else {
+    token.answer(answer_status::threw, std::string_view("the reply type cannot cross ranks"));
+  }
+}
+
+// The registry id of (A, M); its initialiser registers the pair on every
+// rank of the binary (an instantiation anywhere in it is enough).
+template <class A, class M>
+struct remote_message {
+  inline static const std::uint64_t id = register_remote_message(typeid(A), typeid(M), &deliver_remote<A, M>);
+};
+
+// The transport while an MPI session is open, else a usage_error naming the
+// address.
+remote_port& port_for(actor_system& sys, actor_address to);
+[[noreturn]] void throw_not_serializable(const std::type_info& message, actor_address to);
+
+template <class R>
+struct remote_answer_of final : remote_answer {
+  explicit remote_answer_of(std::shared_ptr<future_state<R>> s) : state(std::move(s)) {}
+  void value(mpi::reader& r) override {
+    if constexpr (std::is_void_v<R>) {
+      state->value.emplace('\0');
+    } else {
+      R v = r.value<R>();
+      if (r.left() != 0) throw mpi::decode_error("strata: trailing bytes after an actor's reply");
+      state->value.emplace(std::move(v));
+    }
+    state->finish();
+  }
+  void fail(std::exception_ptr e) noexcept override {
+    state->error = std::move(e);
+    state->finish();
+  }
+  std::shared_ptr<future_state<R>> state;
+};
+
 }  // namespace detail
 
 // A handle to an actor of type T: a value (copy it freely, send from anywhere).
@@ -212,14 +319,19 @@ class actor_ref {
  public:
   actor_ref() = default;
   actor_ref(detail::runtime_core* rt, detail::actor_system* sys, actor_address a) noexcept
-      : m_rt(rt), m_sys(sys), m_home(sys != nullptr ? sys->home_of(a) : nullptr), m_address(a) {}
+      : m_rt(sys != nullptr && a.rank() == sys->rank ? rt : nullptr),
+        m_sys(sys),
+        m_home(sys != nullptr ? sys->home_of(a) : nullptr),
+        m_address(a) {}
   // A handle to address `a` of the runtime rt (a test or the MPI bridge
   // naming an address it got by value).
   actor_ref(detail::runtime_core* rt, actor_address a)
       : actor_ref(rt, rt != nullptr ? &detail::actors_of(*rt) : nullptr, a) {}
 
   actor_address address() const noexcept { return m_address; }
-  bool valid() const noexcept { return m_rt != nullptr && m_address.valid(); }
+  bool valid() const noexcept { return m_sys != nullptr && m_address.valid(); }
+  // The actor lives on another rank (its messages go through the MPI session).
+  bool remote() const noexcept { return m_sys != nullptr && m_address.rank() != m_sys->rank; }
 
   // Never blocks, never drops (a gone actor makes it a counted dead letter).
   //
@@ -229,8 +341,9 @@ class actor_ref {
   // another worker's inbox. Everything else (a thread outside, an empty
   // free list, an empty handle, a boxed message, one whose copy or move
   // may throw) is one out-of-line call, so that the fast path saves no
-  // registers and builds no stack frame around it. (An empty handle has
-  // m_rt == nullptr, which no worker's rt equals.)
+  // registers and builds no stack frame around it. (An empty handle, and
+  // one of an actor on another rank, have m_rt == nullptr, which no
+  // worker's rt equals.)
   template <class M>
     requires handles<T, std::decay_t<M>>
   void send(M&& m) const {
@@ -262,6 +375,7 @@ class actor_ref {
   auto ask(M&& m) const {
     using R = reply_t<T, std::decay_t<M>>;
     check("ask");
+    if (m_rt == nullptr) return ask_remote<R>(std::forward<M>(m));
     auto st = std::make_shared<detail::future_state<R>>(m_rt);
     detail::send_message(*m_sys, detail::make_message(*m_sys, m_address,
                                                       detail::message_ask<T, std::decay_t<M>, R>{st, std::forward<M>(m)}));
@@ -269,13 +383,14 @@ class actor_ref {
   }
 
   friend bool operator==(const actor_ref& a, const actor_ref& b) noexcept {
-    return a.m_rt == b.m_rt && a.m_address == b.m_address;
+    return a.m_sys == b.m_sys && a.m_address == b.m_address;
   }
 
  private:
   template <class M>
   [[gnu::noinline]] void send_slow(M&& m) const {
     check("send");
+    if (m_rt == nullptr) return send_remote(std::forward<M>(m));
     using F = detail::message_send<T, std::decay_t<M>>;
     detail::worker* w = detail::current_worker();
     if (w != nullptr && w->rt == m_rt && detail::is_on(*m_sys, *w, m_address)) {
@@ -285,9 +400,39 @@ class actor_ref {
     }
     detail::send_message(*m_sys, detail::make_message(*m_sys, m_address, F{std::forward<M>(m)}));
   }
-  void check(const char* what) const {
-    if (m_rt == nullptr) throw usage_error(std::string("strata::actor_ref::") + what + " on an empty actor_ref");
+  template <class M>
+  [[gnu::noinline]] void send_remote(const M& m) const {
+    using V = std::decay_t<M>;
+    if constexpr (mpi::serializable<V>) {
+      std::vector<std::byte> bytes;
+      mpi::writer w(bytes);
+      w.value(m);
+      detail::port_for(*m_sys, m_address).post_message(m_address, detail::remote_message<T, V>::id, bytes, nullptr);
+    } else {
+      detail::throw_not_serializable(typeid(V), m_address);
+    }
   }
+  template <class R, class M>
+  future<R> ask_remote(const M& m) const {
+    using V = std::decay_t<M>;
+    if constexpr (mpi::serializable<V> && detail::k_remote_reply<R>) {
+      std::vector<std::byte> bytes;
+      mpi::writer w(bytes);
+      w.value(m);
+      auto st = std::make_shared<detail::future_state<R>>(&m_sys->core);
+      detail::port_for(*m_sys, m_address)
+          .post_message(m_address, detail::remote_message<T, V>::id, bytes,
+                        std::make_unique<detail::remote_answer_of<R>>(st));
+      return future<R>(std::move(st));
+    } else {
+      detail::throw_not_serializable(mpi::serializable<V> ? typeid(R) : typeid(V), m_address);
+    }
+  }
+  void check(const char* what) const {
+    if (m_sys == nullptr) throw usage_error(std::string("strata::actor_ref::") + what + " on an empty actor_ref");
+  }
+  // The runtime, for the fast path: nullptr for an empty handle and for an
+  // actor on another rank.
   detail::runtime_core* m_rt = nullptr;
   detail::actor_system* m_sys = nullptr;
   // The actors of the address's worker (nullptr for another rank): a send

@@ -35,6 +35,7 @@ class actor_context;
 namespace strata::detail {
 
 class actor_worker;  // src/actor_worker.hpp
+struct remote_port;  // ext/remote.hpp
 
 class actor_system final : public subsystem {
  public:
@@ -55,8 +56,15 @@ class actor_system final : public subsystem {
 
   runtime_core& core;
   // The rank bits of this runtime's addresses (0 until the MPI bridge sets
-  // them, before any actor exists).
+  // them, before any actor exists: it refuses once `spawned` is set).
   unsigned rank = 0;
+  // Set by the first spawn. Relaxed: the session's check of a usage rule,
+  // not a synchronisation.
+  std::atomic<bool> spawned{false};
+  // The transport to other ranks while an MPI session is open (ext/remote.hpp).
+  // release by the session that sets or clears it; acquire by port_for, so a
+  // sender sees the session's state built.
+  std::atomic<remote_port*> remote{nullptr};
   const unsigned budget;  // messages per turn (config::actor_budget)
   unsigned sink = 0;      // index of the actor_worker sources (a message frame's sink)
   // Round-robin spawn counter (RMW by spawners outside the workers).

@@ -2,7 +2,9 @@
 //
 //   trivially copyable types (no raw or member pointers), std::string,
 //   std::vector<T> and std::optional<T> of serializable T, std::pair and
-//   std::tuple of them, and any type with a specialisation
+//   std::tuple of them, aggregates (plain structs) of them, field by field,
+//   up to 12 fields and without C-array fields (use std::array), and any
+//   type with a specialisation
 //
 //     template <> struct strata::mpi::serialize<my_type> {
 //       static void write(strata::mpi::writer& w, const my_type& v);
@@ -16,6 +18,10 @@
 // run one binary (the session compares the registries' digests at start).
 // The reader checks every length against what is left of its buffer and
 // throws decode_error; it never reads past the end.
+//
+// It lives with the actors (target strata::actors), not in mpi_bridge/: a
+// message to an actor on another rank is encoded where actor_ref::send is
+// instantiated, so actor.hpp needs it; it has no MPI in it.
 #pragma once
 
 #include <cstddef>
@@ -85,6 +91,10 @@ class reader {
   T read_tuple(std::index_sequence<I...>) {
     return T{value<std::tuple_element_t<I, T>>()...};
   }
+  template <class T, class F, std::size_t... I>
+  T read_fields(std::index_sequence<I...>) {
+    return T{value<std::tuple_element_t<I, F>>()...};
+  }
 
   const std::byte* m_p;
   std::size_t m_left;
@@ -127,6 +137,66 @@ concept plain_bytes = std::is_trivially_copyable_v<T> && !std::is_pointer_v<T> &
 template <class T>
 constexpr bool serializable_v();
 
+// Aggregates that are not trivially copyable (a struct with a std::string
+// or std::vector field) go field by field: the fields are counted by
+// brace-initialising from values convertible to anything (a C-array field
+// would count once per element: those are excluded by the documentation,
+// and a miscount is a compile error in tie_fields, not a silent one), then
+// bound by a structured binding.
+struct any_field {
+  template <class U>
+  operator U() const;  // never defined: unevaluated contexts only
+};
+template <class T, std::size_t... I>
+constexpr bool brace_init_with(std::index_sequence<I...>) {
+  return requires { T{(static_cast<void>(I), any_field{})...}; };
+}
+inline constexpr std::size_t k_max_fields = 12;
+template <class T, std::size_t N = 0>
+constexpr std::size_t field_count() {
+  if constexpr (N > k_max_fields || !brace_init_with<T>(std::make_index_sequence<N + 1>{})) {
+    return N;
+  } else {
+    return field_count<T, N + 1>();
+  }
+}
+template <class T>
+concept by_fields = std::is_aggregate_v<T> && std::is_class_v<T> && !std::is_trivially_copyable_v<T> &&
+                    field_count<T>() >= 1 && field_count<T>() <= k_max_fields;
+
+// std::tie of v's fields (v may be const).
+template <class T>
+auto tie_fields(T& v) {
+  constexpr std::size_t n = field_count<std::remove_const_t<T>>();
+  // clang-format off
+  if constexpr (n == 1) { auto& [a] = v; return std::tie(a); }
+  else if constexpr (n == 2) { auto& [a, b] = v; return std::tie(a, b); }
+  else if constexpr (n == 3) { auto& [a, b, c] = v; return std::tie(a, b, c); }
+  else if constexpr (n == 4) { auto& [a, b, c, d] = v; return std::tie(a, b, c, d); }
+  else if constexpr (n == 5) { auto& [a, b, c, d, e] = v; return std::tie(a, b, c, d, e); }
+  else if constexpr (n == 6) { auto& [a, b, c, d, e, f] = v; return std::tie(a, b, c, d, e, f); }
+  else if constexpr (n == 7) { auto& [a, b, c, d, e, f, g] = v; return std::tie(a, b, c, d, e, f, g); }
+  else if constexpr (n == 8) { auto& [a, b, c, d, e, f, g, h] = v; return std::tie(a, b, c, d, e, f, g, h); }
+  else if constexpr (n == 9) { auto& [a, b, c, d, e, f, g, h, i] = v; return std::tie(a, b, c, d, e, f, g, h, i); }
+  else if constexpr (n == 10) {
+    auto& [a, b, c, d, e, f, g, h, i, j] = v; return std::tie(a, b, c, d, e, f, g, h, i, j);
+  } else if constexpr (n == 11) {
+    auto& [a, b, c, d, e, f, g, h, i, j, k] = v; return std::tie(a, b, c, d, e, f, g, h, i, j, k);
+  } else {
+    auto& [a, b, c, d, e, f, g, h, i, j, k, l] = v; return std::tie(a, b, c, d, e, f, g, h, i, j, k, l);
+  }
+  // clang-format on
+}
+// The fields' types, as a tuple of values.
+template <class T>
+struct fields_of;
+template <class... F>
+struct fields_of<std::tuple<F&...>> {
+  using type = std::tuple<std::remove_cv_t<F>...>;
+};
+template <class T>
+using fields_t = typename fields_of<decltype(tie_fields(std::declval<T&>()))>::type;
+
 template <class Tuple, std::size_t... I>
 constexpr bool all_serializable(std::index_sequence<I...>) {
   return (serializable_v<std::tuple_element_t<I, Tuple>>() && ...);
@@ -144,6 +214,9 @@ constexpr bool serializable_v() {
     return serializable_v<typename T::first_type>() && serializable_v<typename T::second_type>();
   } else if constexpr (is_tuple<T>::value) {
     return all_serializable<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else if constexpr (by_fields<T>) {
+    using F = fields_t<T>;
+    return all_serializable<F>(std::make_index_sequence<std::tuple_size_v<F>>{});
   } else {
     return plain_bytes<T>;
   }
@@ -159,8 +232,8 @@ template <class T>
 void writer::value(const T& v) {
   static_assert(serializable<T>,
                 "strata::mpi: this type cannot cross ranks: use a trivially copyable type without pointers, "
-                "std::string, std::vector/std::optional/std::pair/std::tuple of those, or specialise "
-                "strata::mpi::serialize<T>");
+                "std::string, std::vector/std::optional/std::pair/std::tuple of those, a struct of those, or "
+                "specialise strata::mpi::serialize<T>");
   if constexpr (detail::customised<T>) {
     serialize<T>::write(*this, v);
   } else if constexpr (std::is_same_v<T, std::string>) {
@@ -185,6 +258,8 @@ void writer::value(const T& v) {
     value(v.second);
   } else if constexpr (detail::is_tuple<T>::value) {
     std::apply([this](const auto&... e) { (value(e), ...); }, v);
+  } else if constexpr (detail::by_fields<T>) {
+    std::apply([this](const auto&... e) { (value(e), ...); }, detail::tie_fields(v));
   } else if constexpr (std::is_same_v<T, bool>) {
     const std::uint8_t b = v ? 1 : 0;
     bytes(&b, 1);
@@ -227,6 +302,9 @@ T reader::value() {
     return T{std::move(a), std::move(b)};
   } else if constexpr (detail::is_tuple<T>::value) {
     return read_tuple<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else if constexpr (detail::by_fields<T>) {
+    using F = detail::fields_t<T>;
+    return read_fields<T, F>(std::make_index_sequence<std::tuple_size_v<F>>{});
   } else if constexpr (std::is_same_v<T, bool>) {
     // A bool has two valid representations; any other byte is a corrupt
     // message, not a value (loading it would be undefined behaviour).
