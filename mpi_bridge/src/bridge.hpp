@@ -26,12 +26,22 @@
 // future, an actor message becomes a local message frame. The large tag
 // is probed (MPI_Improbe) only while a notice said a large buffer is due.
 //
+// Locks. A producer holds its lane's mutex for one append; the owner takes
+// a lane's mutex with try_lock on its routine passes (a busy lane has an
+// active producer: it is neither idle nor due, and the next pass comes in a
+// microsecond), and blocks only to force a seal (flush, quiescence). A
+// producer spins briefly before it blocks, so the owner's short critical
+// sections do not put it to sleep in the kernel.
+//
 // Wake-ups. The owner spins, then yields, then sleeps on a condition
 // variable with a timeout that grows to 1 ms (incoming MPI traffic cannot
 // wake it: Open MPI has no asynchronous progress), so an idle rank costs a
-// wake-up a millisecond. Producers wake it at once: they bump `m_posted`
-// and read `m_sleeping`; the owner sets `m_sleeping` and reads `m_posted`
-// before it waits (both seq_cst: one of the two sees the other).
+// wake-up a millisecond. A producer appends under its lane's mutex and then
+// reads `m_sleeping`; it wakes the owner (bumps `m_posted`, notifies) only
+// when that is set. The owner sets `m_sleeping` (seq_cst) and then looks at
+// every lane under its mutex before it waits: either the producer's read
+// comes after the owner's store and it wakes the owner, or the owner's
+// look comes after the producer's unlock and it sees the item.
 #pragma once
 
 #include <mpi.h>
@@ -69,6 +79,20 @@ inline constexpr int k_tag_large = 2;
 // a reply item counted like any other). Names: publish records (name ->
 // address, type) in a directory; a lookup item asks a rank's directory and
 // its reply says what is there; actor_at retries until lookup_ms.
+class bridge;
+// Marks the calling thread as running b's pass (its posts come from inline
+// handlers of that pass).
+class pass_scope {
+ public:
+  explicit pass_scope(const bridge* b) noexcept;
+  ~pass_scope();
+  pass_scope(const pass_scope&) = delete;
+  pass_scope& operator=(const pass_scope&) = delete;
+
+ private:
+  const bridge* m_outer;
+};
+
 class bridge final : public strata::detail::remote_port, public strata::detail::remote_return {
  public:
   struct init {
@@ -91,7 +115,9 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   bool owner_here() const noexcept;
 
   // Any thread. Counts the item as sent.
-  void post(int dest, handler h, const std::byte* payload, std::size_t n);
+  void post(int dest, handler h, const std::byte* payload, std::size_t n) { post(dest, h, nullptr, 0, payload, n); }
+  // One item whose payload is head then body.
+  void post(int dest, handler h, const std::byte* head, std::size_t hn, const std::byte* body, std::size_t bn);
   std::uint64_t expect_reply(int rank, std::unique_ptr<reply_sink> sink);
   void flush_all();
   // The owner only: one pass; returns the units of work done.
@@ -134,7 +160,18 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
     clock::time_point opened;       // under m: when open got its first item
     std::deque<outgoing> sealed;    // under m
     std::uint64_t next_sequence = 0;  // under m
+    std::uint64_t posts = 0;          // under m: items posted, ever
+    // Hints for the owner's routine passes, so that it takes m only when
+    // there is something to do, and not on every pass (a spinning owner
+    // that locks the lane each pass makes every append of a producer pay
+    // for a cache line coming back). Written under m, once per buffer
+    // (open: its first item; sealed: a buffer queued, the queue emptied);
+    // read relaxed by the owner, which then confirms under m.
+    std::atomic<bool> has_open{false};
+    std::atomic<bool> has_sealed{false};
     // Owner only.
+    std::uint64_t seen_posts = 0;     // posts at the owner's last look: equal means the producers went idle
+    clock::time_point next_look{};    // the owner's next routine look at an open buffer
     int in_flight = 0;
     clock::time_point last_sent{};
     // Set by the owner when the peer said goodbye; read by producers.
@@ -160,9 +197,11 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void start_mpi(const init& how);
   void check_registries();
   void seal_locked(lane& l, int dest, std::uint64_t peer_stats::*reason);
-  void post_local(handler h, const std::byte* payload, std::size_t n);
+  void post_local(handler h, const std::byte* head, std::size_t hn, const std::byte* body, std::size_t bn);
   std::size_t seal_due(bool force);
-  std::size_t start_sends();
+  std::size_t start_sends(bool block = false);
+  bool lanes_busy();
+  std::uint64_t items_sent();
   std::size_t test_sends();
   std::size_t test_receives();
   std::size_t probe_large();
@@ -231,10 +270,10 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::unordered_map<std::uint64_t, std::pair<int, std::unique_ptr<reply_sink>>> m_replies;
   std::atomic<std::uint64_t> m_next_request{1};
 
-  // Termination counters (see quiescence.hpp). seq_cst: the owner reads
-  // them when it joins a wave, after flushing; their increments follow the
-  // events they count in each thread's program order.
-  std::atomic<std::uint64_t> m_sent{0};
+  // Termination counters (see quiescence.hpp): items sent are the lanes'
+  // st.items_sent (items_sent()); m_done is seq_cst: the owner reads it when
+  // it joins a wave, after flushing, and its increments follow the events
+  // they count (and the posts those made) in each thread's program order.
   std::atomic<std::uint64_t> m_done{0};
   std::atomic<std::uint64_t> m_tasks_run{0};
   std::atomic<std::uint64_t> m_task_errors{0};
@@ -273,6 +312,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   clock::time_point m_next_wave{};                    // owner only
   std::size_t m_last_pass_waves = 0;                  // owner only
   bool m_in_pass = false;                             // owner only: re-entry guard of pass()
+  bool m_owner_posted = false;                        // owner only: an inline handler posted in this pass
   clock::time_point m_next_peer_check{};              // owner only
   bool m_deadline_on = false;
 

@@ -90,14 +90,10 @@ void bridge::post_message(actor_address to, std::uint64_t type, const std::vecto
     std::string who = (e != nullptr ? e->name : std::string("a message")) + " at " + to.to_string();
     request = expect_reply(dest, std::make_unique<actor_reply>(std::move(answer), std::move(who)));
   }
-  std::vector<std::byte> item;
-  item.reserve(24 + bytes.size());
-  put_u64(item, to.bits());
-  put_u64(item, type);
-  put_u64(item, request);
-  item.insert(item.end(), bytes.begin(), bytes.end());
+  std::uint64_t head[3] = {to.bits(), type, request};
   try {
-    post(dest, handler::actor_message, item.data(), item.size());
+    post(dest, handler::actor_message, reinterpret_cast<const std::byte*>(head), sizeof head, bytes.data(),
+         bytes.size());
   } catch (...) {
     if (request != 0) forget_reply(request);  // the caller gets the exception, not a future
     throw;

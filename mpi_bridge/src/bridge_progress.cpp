@@ -35,16 +35,16 @@ std::size_t bridge::step_quiescence() {
     // Done read before sent, both seq_cst (either order is sound by the
     // two-wave argument; this one makes a first wave with sent == done
     // likelier to be the true state).
-    const std::uint64_t done = m_done.load(), sent = m_sent.load();
+    const std::uint64_t done = m_done.load(), sent = items_sent();
     const bool moved = done != m_wave_local[1] || sent != m_wave_local[0];
     if (m_waves_this_call != 0 && !moved && now < m_next_wave) return 0;
     m_wave_pace = moved || m_waves_this_call == 0 ? std::chrono::microseconds(5)
                                                   : std::min<std::chrono::microseconds>(m_wave_pace * 2,
                                                                                        std::chrono::milliseconds(1));
     seal_due(true);
-    start_sends();
+    start_sends(true);
     m_wave_local[1] = m_done.load();
-    m_wave_local[0] = m_sent.load();
+    m_wave_local[0] = items_sent();
     check(MPI_Iallreduce(m_wave_local, m_wave_global, 2, MPI_UINT64_T, MPI_SUM, m_ctrl, &m_wave_req),
           "MPI_Iallreduce (quiescence wave)");
     ++m_waves_this_call;
@@ -66,6 +66,19 @@ std::size_t bridge::step_quiescence() {
     m_done_cv.notify_all();
   }
   return 1;
+}
+
+// Every item this rank posted, ever: the lanes' counts, each read under its
+// mutex, after m_done was read (a finished item's posts were counted under
+// a lane's mutex before its seq_cst increment of m_done; the load that sees
+// that increment makes them visible here).
+std::uint64_t bridge::items_sent() {
+  std::uint64_t n = 0;
+  for (auto& l : m_lanes) {
+    std::lock_guard lock(l->m);
+    n += l->st.items_sent;
+  }
+  return n;
 }
 
 void bridge::wait_quiescent() {
@@ -102,16 +115,15 @@ std::size_t bridge::pass() {
     bool& flag;
     ~leave() { flag = false; }
   } guard{m_in_pass};
-  const std::uint64_t posted = m_posted.load();
-  const bool producers_idle = posted == m_seen_posted;
-  m_seen_posted = posted;
+  const pass_scope scope(this);
+  m_seen_posted = m_posted.load();
+  m_owner_posted = false;
   std::size_t n = test_receives();
   n += probe_large();
+  n += test_sends();
   // What inline handlers posted during this pass (replies, forwards): the
   // owner is their producer and it is done producing for this pass.
-  const bool owner_posted = m_posted.load() != posted;
-  n += test_sends();
-  n += seal_due(producers_idle || owner_posted);
+  n += seal_due(m_owner_posted);
   n += start_sends();
   // A completed wave is progress for the caller (progress=caller loops on
   // pass()) but not traffic: it must not keep the progress thread spinning.
@@ -141,6 +153,7 @@ void bridge::check_peers(clock::time_point now) {
         l.open.reset(m_cfg.buffer_bytes);
         m_pending_bytes.fetch_add(o.bytes.size(), std::memory_order_relaxed);
         l.sealed.push_back(std::move(o));
+        l.has_sealed.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
       }
     }
     if (!m_deadline_on) continue;
@@ -209,8 +222,8 @@ void bridge::progress_thread() {
       continue;
     }
     std::unique_lock lock(m_sleep_m);
-    m_sleeping.store(true);  // seq_cst: pairs with wake_owner's bump of m_posted and load of m_sleeping
-    if (m_posted.load() == m_seen_posted && !m_stop.load()) {
+    m_sleeping.store(true);  // seq_cst: pairs with the producers' load after their append (bridge.hpp)
+    if (m_posted.load() == m_seen_posted && !m_stop.load() && !lanes_busy()) {
       m_sleep_cv.wait_for(lock, sleep_for);
       sleep_for = std::min<std::chrono::microseconds>(sleep_for * 2, std::chrono::milliseconds(1));
     }

@@ -254,7 +254,9 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
 // item counts as done only after that (quiescence.hpp).
 void bridge::invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args,
                     std::size_t n) {
-  std::vector<std::byte> reply(9);
+  scratch reply_buffer;  // no allocation per call once the thread's buffer has grown
+  std::vector<std::byte>& reply = reply_buffer.bytes();
+  reply.resize(9);
   std::memcpy(reply.data(), &request, sizeof request);
   reply[8] = std::byte{0};
   const auto fail_with = [&](const std::string& text) {

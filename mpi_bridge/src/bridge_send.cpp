@@ -16,9 +16,32 @@
 
 namespace strata::mpi::detail {
 
+namespace {
+
+// The bridge whose pass runs on this thread (its inline handlers post from
+// inside it).
+thread_local const bridge* t_in_pass = nullptr;
+
+// A producer's lock of its lane: spin a little first (the owner holds it for
+// a seal or a take, well under a microsecond), then block.
+void lock_lane(std::mutex& m) {
+  for (int i = 0; i < 64; ++i) {
+    if (m.try_lock()) return;
+    __builtin_ia32_pause();
+  }
+  m.lock();
+}
+
+}  // namespace
+
+pass_scope::pass_scope(const bridge* b) noexcept : m_outer(t_in_pass) { t_in_pass = b; }
+pass_scope::~pass_scope() { t_in_pass = m_outer; }
+
 // ---- Send path --------------------------------------------------------------
 
-void bridge::post(int dest, handler h, const std::byte* payload, std::size_t n) {
+void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, const std::byte* body,
+                  std::size_t bn) {
+  const std::size_t n = hn + bn;
   if (dest < 0 || dest >= m_size) {
     throw usage_error("strata::mpi: rank " + std::to_string(dest) + " does not exist (ranks 0.." +
                       std::to_string(m_size - 1) + ")");
@@ -30,9 +53,10 @@ void bridge::post(int dest, handler h, const std::byte* payload, std::size_t n) 
   if (m_lanes[static_cast<std::size_t>(dest)]->departed.load(std::memory_order_acquire)) {
     throw remote_error("strata::mpi: rank " + std::to_string(dest) + " has closed its session (it said goodbye)");
   }
-  m_sent.fetch_add(1);  // seq_cst: counted before the item can be processed anywhere (quiescence.hpp)
+  // Counted (st.items_sent, under the lane's mutex) when appended: before
+  // the item can be sealed, sent or processed anywhere (quiescence.hpp).
   if (dest == m_rank) {
-    post_local(h, payload, n);
+    post_local(h, head, hn, body, bn);
     return;
   }
   // Flow control: wait (making progress if this thread is the owner) while
@@ -55,7 +79,9 @@ void bridge::post(int dest, handler h, const std::byte* payload, std::size_t n) 
   lane& l = *m_lanes[static_cast<std::size_t>(dest)];
   const std::size_t item = sizeof(item_header) + n;
   {
-    std::lock_guard lock(l.m);
+    lock_lane(l.m);
+    std::lock_guard lock(l.m, std::adopt_lock);
+    l.posts++;
     l.st.items_sent++;
     l.st.bytes_sent += n;
     if (sizeof(buffer_header) + item > m_cfg.buffer_bytes) {
@@ -65,20 +91,28 @@ void bridge::post(int dest, handler h, const std::byte* payload, std::size_t n) 
       l.open.append(handler::large_notice, nullptr, 0);
       seal_locked(l, dest, &peer_stats::flush_full);
       buffer_builder big(sizeof(buffer_header) + item);
-      big.append(h, payload, n);
+      big.append(h, head, hn, body, bn);
       outgoing o{big.seal(static_cast<std::uint32_t>(m_rank), stamp_epoch(),
                           l.next_sequence++, m_cfg.crc, true),
                  true};
       m_pending_bytes.fetch_add(o.bytes.size(), std::memory_order_relaxed);
       l.sealed.push_back(std::move(o));
+      l.has_sealed.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
       l.st.large_sent++;
     } else {
       if (l.open.size() + item > m_cfg.buffer_bytes) seal_locked(l, dest, &peer_stats::flush_full);
-      if (l.open.empty()) l.opened = clock::now();
-      l.open.append(h, payload, n);
+      if (l.open.empty()) {
+        l.opened = clock::now();
+        l.has_open.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
+      }
+      l.open.append(h, head, hn, body, bn);
     }
   }
-  wake_owner();
+  if (t_in_pass == this) {
+    m_owner_posted = true;  // the owner itself, in an inline handler: sealed at the end of this pass
+  } else if (m_sleeping.load()) {  // seq_cst: after the append (see Wake-ups in bridge.hpp)
+    wake_owner();
+  }
 }
 
 // Under l.m: seals the open buffer (if it holds anything) and queues it.
@@ -90,11 +124,14 @@ void bridge::seal_locked(lane& l, int, std::uint64_t peer_stats::*reason) {
   l.open.reset(m_cfg.buffer_bytes);
   m_pending_bytes.fetch_add(o.bytes.size(), std::memory_order_relaxed);
   l.sealed.push_back(std::move(o));
+  l.has_open.store(false, std::memory_order_relaxed);  // relaxed: hints (see lane)
+  l.has_sealed.store(true, std::memory_order_relaxed);
   l.st.*reason += 1;
 }
 
 // An item for this rank: dispatched at once on the calling thread.
-void bridge::post_local(handler h, const std::byte* payload, std::size_t n) {
+void bridge::post_local(handler h, const std::byte* head, std::size_t hn, const std::byte* body, std::size_t bn) {
+  const std::size_t n = hn + bn;
   lane& l = *m_lanes[static_cast<std::size_t>(m_rank)];
   {
     std::lock_guard lock(l.m);
@@ -103,7 +140,14 @@ void bridge::post_local(handler h, const std::byte* payload, std::size_t n) {
     l.st.items_received++;
     l.st.bytes_received += n;
   }
-  dispatch_item(m_rank, h, payload, n);
+  if (hn == 0) {
+    dispatch_item(m_rank, h, body, n);
+    return;
+  }
+  std::vector<std::byte> joined(n);
+  std::memcpy(joined.data(), head, hn);
+  if (bn != 0) std::memcpy(joined.data() + hn, body, bn);
+  dispatch_item(m_rank, h, joined.data(), n);
 }
 
 void bridge::flush_all() {
@@ -125,12 +169,24 @@ std::size_t bridge::seal_due(bool force) {
   std::size_t n = 0;
   const auto now = clock::now();
   const auto delay = std::chrono::microseconds(m_cfg.flush_delay_us);
+  const auto look_every = std::min(delay / 4, std::chrono::microseconds(10));
   for (int d = 0; d < m_size; ++d) {
     if (d == m_rank) continue;
     lane& l = *m_lanes[static_cast<std::size_t>(d)];
-    std::lock_guard lock(l.m);
-    if (l.open.empty()) continue;
+    std::unique_lock lock(l.m, std::defer_lock);
     if (force) {
+      lock.lock();
+    } else {
+      // A routine look: only at an open buffer, and at most every look_every
+      // (idle and timer seals need no finer grain than that).
+      if (!l.has_open.load(std::memory_order_relaxed) || now < l.next_look) continue;
+      if (!lock.try_lock()) continue;  // a producer is appending: not idle, and the next look comes soon
+      l.next_look = now + look_every;
+    }
+    const bool idle = l.posts == l.seen_posts;
+    l.seen_posts = l.posts;
+    if (l.open.empty()) continue;
+    if (force || idle) {
       seal_locked(l, d, &peer_stats::flush_idle);
     } else if (m_cfg.mode == send_mode::latency && l.in_flight == 0 && l.sealed.empty()) {
       seal_locked(l, d, &peer_stats::flush_latency);
@@ -144,18 +200,34 @@ std::size_t bridge::seal_due(bool force) {
   return n;
 }
 
-std::size_t bridge::start_sends() {
+bool bridge::lanes_busy() {
+  for (int d = 0; d < m_size; ++d) {
+    if (d == m_rank) continue;
+    lane& l = *m_lanes[static_cast<std::size_t>(d)];
+    std::lock_guard lock(l.m);
+    if (!l.open.empty() || !l.sealed.empty()) return true;
+  }
+  return false;
+}
+
+std::size_t bridge::start_sends(bool block) {
   std::size_t n = 0;
   for (int d = 0; d < m_size; ++d) {
     if (d == m_rank) continue;
     lane& l = *m_lanes[static_cast<std::size_t>(d)];
-    while (l.in_flight < 2) {
+    while (l.in_flight < 2 && (block || l.has_sealed.load(std::memory_order_relaxed))) {
       outgoing o;
       {
-        std::lock_guard lock(l.m);
+        std::unique_lock lock(l.m, std::defer_lock);
+        if (block) {
+          lock.lock();
+        } else if (!lock.try_lock()) {
+          break;  // a producer holds it for an append; the next pass takes the buffer
+        }
         if (l.sealed.empty()) break;
         o = std::move(l.sealed.front());
         l.sealed.pop_front();
+        if (l.sealed.empty()) l.has_sealed.store(false, std::memory_order_relaxed);  // relaxed: a hint
         l.st.buffers_sent++;
       }
       send_slot* slot = nullptr;

@@ -123,12 +123,15 @@ class buffer_builder {
   std::size_t size() const noexcept { return m_bytes.size(); }
   std::uint32_t items() const noexcept { return m_items; }
   bool empty() const noexcept { return m_items == 0; }
-  void append(handler h, const std::byte* payload, std::size_t n) {
-    const item_header ih{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(n)};
+  void append(handler h, const std::byte* payload, std::size_t n) { append(h, nullptr, 0, payload, n); }
+  // One item whose payload is head then body (no copy to join them first).
+  void append(handler h, const std::byte* head, std::size_t hn, const std::byte* body, std::size_t bn) {
+    const item_header ih{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(hn + bn)};
     const auto at = m_bytes.size();
-    m_bytes.resize(at + sizeof ih + n);
+    m_bytes.resize(at + sizeof ih + hn + bn);
     std::memcpy(m_bytes.data() + at, &ih, sizeof ih);
-    if (n != 0) std::memcpy(m_bytes.data() + at + sizeof ih, payload, n);
+    if (hn != 0) std::memcpy(m_bytes.data() + at + sizeof ih, head, hn);
+    if (bn != 0) std::memcpy(m_bytes.data() + at + sizeof ih + hn, body, bn);
     ++m_items;
   }
   // Writes the header and hands the bytes over; the builder is empty after

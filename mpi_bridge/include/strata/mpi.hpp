@@ -209,7 +209,7 @@ class session {
 
  private:
   template <class F, class... Args>
-  std::vector<std::byte> encode_call(F* fn, std::uint64_t request, Args&&... args) const;
+  void encode_call(std::vector<std::byte>& payload, F* fn, std::uint64_t request, Args&&... args) const;
   void post_task(int rank, const std::vector<std::byte>& payload);
   void publish_address(actor_address a, std::uint64_t type, const std::type_info& t, std::string_view name);
   actor_address lookup(int rank, std::string_view name, const std::type_info& t);
@@ -223,7 +223,7 @@ class session {
 };
 
 template <class F, class... Args>
-std::vector<std::byte> session::encode_call(F* fn, std::uint64_t request, Args&&... args) const {
+void session::encode_call(std::vector<std::byte>& payload, F* fn, std::uint64_t request, Args&&... args) const {
   using traits = detail::fn_traits<F*>;
   using tuple = typename traits::args;
   static_assert(sizeof...(Args) == std::tuple_size_v<tuple>, "strata::mpi: wrong number of arguments for fn");
@@ -240,12 +240,10 @@ std::vector<std::byte> session::encode_call(F* fn, std::uint64_t request, Args&&
     throw usage_error("strata::mpi: this function is not a remote function: register it with "
                       "STRATA_MPI_REMOTE(name) at namespace scope");
   }
-  std::vector<std::byte> payload;
   writer w(payload);
   w.value(e->id);
   w.value(request);
   w.value(tuple(std::forward<Args>(args)...));
-  return payload;
 }
 
 template <class F, class... Args>
@@ -254,16 +252,19 @@ auto session::submit_at(int rank, F* fn, Args&&... args) -> future<typename deta
   auto st = std::make_shared<strata::detail::future_state<R>>(&m_rt.core());
   // Encoded first: an unregistered function or a bad argument throws before
   // a request is recorded.
-  auto payload = encode_call(fn, 0, std::forward<Args>(args)...);
+  scratch payload;
+  encode_call(payload.bytes(), fn, 0, std::forward<Args>(args)...);
   const std::uint64_t request = expect_reply(rank, std::make_unique<detail::reply_of<R>>(st));
-  std::memcpy(payload.data() + sizeof(std::uint64_t), &request, sizeof request);
-  post_task(rank, payload);
+  std::memcpy(payload.bytes().data() + sizeof(std::uint64_t), &request, sizeof request);
+  post_task(rank, payload.bytes());
   return future<R>(std::move(st));
 }
 
 template <class F, class... Args>
 void session::post_at(int rank, F* fn, Args&&... args) {
-  post_task(rank, encode_call(fn, 0, std::forward<Args>(args)...));
+  scratch payload;
+  encode_call(payload.bytes(), fn, 0, std::forward<Args>(args)...);
+  post_task(rank, payload.bytes());
 }
 
 template <class T>

@@ -404,10 +404,11 @@ class actor_ref {
   [[gnu::noinline]] void send_remote(const M& m) const {
     using V = std::decay_t<M>;
     if constexpr (mpi::serializable<V>) {
-      std::vector<std::byte> bytes;
-      mpi::writer w(bytes);
+      mpi::scratch bytes;
+      mpi::writer w(bytes.bytes());
       w.value(m);
-      detail::port_for(*m_sys, m_address).post_message(m_address, detail::remote_message<T, V>::id, bytes, nullptr);
+      detail::port_for(*m_sys, m_address)
+          .post_message(m_address, detail::remote_message<T, V>::id, bytes.bytes(), nullptr);
     } else {
       detail::throw_not_serializable(typeid(V), m_address);
     }
@@ -416,12 +417,12 @@ class actor_ref {
   future<R> ask_remote(const M& m) const {
     using V = std::decay_t<M>;
     if constexpr (mpi::serializable<V> && detail::k_remote_reply<R>) {
-      std::vector<std::byte> bytes;
-      mpi::writer w(bytes);
+      mpi::scratch bytes;
+      mpi::writer w(bytes.bytes());
       w.value(m);
       auto st = std::make_shared<detail::future_state<R>>(&m_sys->core);
       detail::port_for(*m_sys, m_address)
-          .post_message(m_address, detail::remote_message<T, V>::id, bytes,
+          .post_message(m_address, detail::remote_message<T, V>::id, bytes.bytes(),
                         std::make_unique<detail::remote_answer_of<R>>(st));
       return future<R>(std::move(st));
     } else {

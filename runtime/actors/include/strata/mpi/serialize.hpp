@@ -224,6 +224,32 @@ constexpr bool serializable_v() {
 
 }  // namespace detail
 
+// A byte buffer to encode into: the thread's own reusable one (no
+// allocation per message once it has grown), or a fresh one while that is
+// in use (an encode nested in another, say from a serialize specialisation).
+class scratch {
+ public:
+  scratch() noexcept : m_borrowed(!t_busy), m_v(m_borrowed ? t_bytes : m_own) {
+    if (m_borrowed) t_busy = true;
+    m_v.clear();
+  }
+  ~scratch() {
+    if (!m_borrowed) return;
+    if (m_v.capacity() > (std::size_t{1} << 20)) std::vector<std::byte>().swap(m_v);  // keep no large buffer
+    t_busy = false;
+  }
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+  std::vector<std::byte>& bytes() noexcept { return m_v; }
+
+ private:
+  static inline thread_local std::vector<std::byte> t_bytes;
+  static inline thread_local bool t_busy = false;
+  bool m_borrowed;
+  std::vector<std::byte> m_own;
+  std::vector<std::byte>& m_v;
+};
+
 // True for the types that may cross ranks.
 template <class T>
 concept serializable = detail::serializable_v<std::remove_cv_t<T>>();
