@@ -7,14 +7,19 @@
 //             raw      MPI_Send / MPI_Recv
 //             strata   submit_at(peer, echo, bytes).get() (the remote
 //                      function runs inline on the peer's progress thread)
+//             strata-actor  ask on the peer's echo actor (actor_at): the
+//                      message runs on a worker of the peer
 //   rate      8-byte messages from rank 0 to rank 1:
 //             raw      MPI_Isend windows of 64, one MPI_Waitall per window
 //             raw-coalesced  the ceiling: items packed by hand into 64 KiB
 //                      buffers, one MPI_Send each
 //             strata   post_at(1, count, value) per item (coalesced by the
 //                      bridge), then wait_quiescent
+//             strata-actor  send(tally{value}) per item to rank 1's actor
 //   quiescence  wait_quiescent right after one message: the time and the
 //             waves it took
+//   stencil, histogram  distributed workloads against MPI + OpenMP and
+//             MPI_Alltoallv (workloads.cpp)
 //
 // Output: one line per measurement, then a JSON object per line with
 // --json FILE.
@@ -31,9 +36,16 @@
 
 #include <strata/mpi.hpp>
 
-namespace {
+#include "common.hpp"
 
-using clock_type = std::chrono::steady_clock;
+namespace strata_bench_mpi {
+void run_stencil(strata::runtime& rt, strata::mpi::session& mpi, const options& o);
+void run_histogram(strata::runtime& rt, strata::mpi::session& mpi, const options& o);
+}  // namespace strata_bench_mpi
+
+using namespace strata_bench_mpi;
+
+namespace {
 
 std::vector<std::uint8_t> echo(std::vector<std::uint8_t> v) { return v; }
 STRATA_MPI_REMOTE_INLINE(echo);
@@ -45,39 +57,24 @@ void count(std::uint64_t v) {
 }
 STRATA_MPI_REMOTE_INLINE(count);
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-struct options {
-  int reps = 5;
-  std::size_t rate_items = 2'000'000;
-  std::string json;
+// The actor flavour: an ask answered by an actor on the peer's worker, and
+// 8-byte sends counted by an actor.
+struct payload {
+  std::vector<std::uint8_t> bytes;
 };
-
-struct result {
-  std::string bench, runtime, param, unit;
-  double value = 0;
+struct tally {
+  std::uint64_t value;
 };
-
-std::vector<result> g_results;
-int g_rank = 0;
-
-void report(const std::string& bench, const std::string& runtime, const std::string& param, double value,
-            const std::string& unit) {
-  g_results.push_back({bench, runtime, param, unit, value});
-  if (g_rank == 0) {
-    std::printf("%-11s %-15s %-10s %12.3f %s\n", bench.c_str(), runtime.c_str(), param.c_str(), value, unit.c_str());
+struct read_tally {};
+struct echo_actor : strata::actor<echo_actor> {
+  std::uint64_t count = 0, sum = 0;
+  std::vector<std::uint8_t> receive(strata::actor_context&, const payload& p) { return p.bytes; }
+  void receive(strata::actor_context&, const tally& t) {
+    ++count;
+    sum += t.value;
   }
-  std::fflush(stdout);
-}
-
-[[noreturn]] void wrong(const std::string& what) {
-  std::fprintf(stderr, "strata-bench-mpi: rank %d: WRONG RESULT: %s\n", g_rank, what.c_str());
-  MPI_Abort(MPI_COMM_WORLD, 3);
-  std::abort();
-}
+  std::pair<std::uint64_t, std::uint64_t> receive(strata::actor_context&, const read_tally&) { return {count, sum}; }
+};
 
 // --- pingpong -----------------------------------------------------------------
 
@@ -118,6 +115,46 @@ double strata_pingpong(strata::mpi::session& mpi, std::size_t bytes, int iters) 
   }
   mpi.wait_quiescent();
   return us;
+}
+
+double actor_pingpong(strata::mpi::session& mpi, const strata::actor_ref<echo_actor>& peer, std::size_t bytes,
+                      int iters) {
+  payload p;
+  p.bytes.resize(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) p.bytes[i] = static_cast<std::uint8_t>(i * 13);
+  mpi.serialized([] { return MPI_Barrier(MPI_COMM_WORLD); });
+  double us = 0;
+  if (g_rank == 0) {
+    const auto t0 = clock_type::now();
+    for (int i = 0; i < iters; ++i) {
+      auto f = peer.ask(p);
+      auto back = mpi.get(f);
+      if (back.size() != bytes || (bytes > 0 && back[bytes - 1] != p.bytes[bytes - 1])) wrong("actor pingpong payload");
+    }
+    us = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count() / iters;
+  }
+  mpi.wait_quiescent();
+  return us;
+}
+
+double actor_rate(strata::mpi::session& mpi, const strata::actor_ref<echo_actor>& peer,
+                  const strata::actor_ref<echo_actor>& mine, std::size_t items) {
+  mpi.wait_quiescent();
+  auto f0 = mine.ask(read_tally{});
+  const auto before = mpi.get(f0);
+  mpi.serialized([] { return MPI_Barrier(MPI_COMM_WORLD); });
+  const auto t0 = clock_type::now();
+  if (g_rank == 0) {
+    for (std::size_t i = 0; i < items; ++i) peer.send(tally{i});
+  }
+  mpi.wait_quiescent();
+  const double s = seconds_since(t0);
+  auto f1 = mine.ask(read_tally{});
+  const auto after = mpi.get(f1);
+  if (g_rank == 1 && (after.first - before.first != items || after.second - before.second != items * (items - 1) / 2)) {
+    wrong("actor rate count");
+  }
+  return static_cast<double>(items) / s / 1e6;
 }
 
 // --- rate -----------------------------------------------------------------------
@@ -206,19 +243,29 @@ void quiescence(strata::mpi::session& mpi, int reps) {
 
 int main(int argc, char** argv) {
   options o;
+  const auto number = [&](int& i) { return static_cast<std::size_t>(std::atoll(argv[++i])); };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
       o.reps = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--items" && i + 1 < argc) {
       o.rate_items = static_cast<std::size_t>(std::atoll(argv[++i]));
+    } else if (a == "--grid" && i + 1 < argc) {
+      o.grid = number(i);
+    } else if (a == "--steps" && i + 1 < argc) {
+      o.steps = static_cast<int>(number(i));
+    } else if (a == "--updates" && i + 1 < argc) {
+      o.updates = number(i);
     } else if (a == "--json" && i + 1 < argc) {
       o.json = argv[++i];
     } else if (a == "--help") {
-      std::printf("usage: mpirun -np 2 strata-bench-mpi [--reps N] [--items N] [--json FILE]\n");
+      std::printf("usage: mpirun -np 2 strata-bench-mpi [--reps N] [--items N] [--grid N] [--steps N] "
+                  "[--updates N] [--json FILE]\n");
       return 0;
     } else {
-      std::fprintf(stderr, "strata-bench-mpi: unknown argument '%s'; accepted: --reps N, --items N, --json FILE\n",
+      std::fprintf(stderr,
+                   "strata-bench-mpi: unknown argument '%s'; accepted: --reps N, --items N, --grid N, --steps N, "
+                   "--updates N, --json FILE\n",
                    a.c_str());
       return 2;
     }
@@ -232,6 +279,13 @@ int main(int argc, char** argv) {
   mc.init_level = strata::mpi::thread_level::multiple;
   strata::mpi::session mpi{argc, argv, rt, mc};
   g_rank = mpi.rank();
+  g_size = mpi.size();
+  auto echo_here = rt.spawn_actor<echo_actor>();
+  mpi.publish(echo_here, "echo");
+  const auto echo_there = mpi.actor_at<echo_actor>(1 - g_rank, "echo");
+  // Both lookups answered before either rank blocks in raw MPI calls (which
+  // hold the bridge's MPI lock, so its progress waits for them).
+  mpi.wait_quiescent();
   if (mpi.size() != 2) {
     if (g_rank == 0) std::fprintf(stderr, "strata-bench-mpi: run it with 2 ranks (mpirun -np 2)\n");
     return 2;
@@ -244,27 +298,33 @@ int main(int argc, char** argv) {
   for (std::size_t bytes :
        {std::size_t{0}, std::size_t{8}, std::size_t{1024}, std::size_t{65536}, std::size_t{1} << 20}) {
     const int iters = bytes >= 65536 ? 200 : 2000;
-    std::vector<double> raw, st;
+    std::vector<double> raw, st, act;
     for (int r = 0; r < o.reps; ++r) {
       raw.push_back(mpi.serialized([&] { return raw_pingpong(bytes, iters); }));
       st.push_back(strata_pingpong(mpi, bytes, iters));
+      act.push_back(actor_pingpong(mpi, echo_there, bytes, iters));
     }
     const std::string p = std::to_string(bytes) + " B";
     report("pingpong", "raw-mpi", p, median(raw), "us");
     report("pingpong", "strata", p, median(st), "us");
+    report("pingpong", "strata-actor", p, median(act), "us");
   }
   {
-    std::vector<double> raw, coal, st;
+    std::vector<double> raw, coal, st, act;
     for (int r = 0; r < o.reps; ++r) {
       raw.push_back(mpi.serialized([&] { return raw_rate(o.rate_items / 4); }));
       coal.push_back(mpi.serialized([&] { return raw_coalesced_rate(o.rate_items); }));
       st.push_back(strata_rate(mpi, o.rate_items));
+      act.push_back(actor_rate(mpi, echo_there, echo_here, o.rate_items / 4));
     }
     report("rate", "raw-mpi-w64", "8 B", median(raw), "M msg/s");
     report("rate", "raw-coalesced", "8 B", median(coal), "M msg/s");
     report("rate", "strata", "8 B", median(st), "M msg/s");
+    report("rate", "strata-actor", "8 B", median(act), "M msg/s");
   }
   quiescence(mpi, o.reps);
+  run_stencil(rt, mpi, o);
+  run_histogram(rt, mpi, o);
   if (g_rank == 0 && !o.json.empty()) {
     std::ofstream out(o.json);
     for (const auto& r : g_results) {

@@ -1,8 +1,12 @@
 // The bridge: the MPI side of a session.
 //
 // Threads. Producers (workers, the main thread, any thread) post items; one
-// owner makes every MPI call of the bridge: the progress thread, or, under
+// owner makes the bridge's MPI calls: the progress thread, or, under
 // MPI_THREAD_FUNNELED, the session's thread inside the session's calls.
+// With a progress thread, a thread outside the workers that waits (get(),
+// progress()) may run a pass itself when the owner is not in one (help():
+// try_lock of the MPI lock): every pass holds that lock, so passes, and the
+// inline handlers they run, never overlap.
 //
 // Send path. post(dest, item) appends the item to dest's lane under the
 // lane's mutex: into the lane's open buffer, which is sealed (header
@@ -122,6 +126,11 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void flush_all();
   // The owner only: one pass; returns the units of work done.
   std::size_t pass();
+  // Any other thread, while it waits (get, progress()): one pass if no one
+  // is in one (try_lock of the MPI lock), else 0. Under SERIALIZED and
+  // MULTIPLE the MPI lock makes its MPI calls as serial as the owner's.
+  std::size_t help();
+  bool in_pass_here() const noexcept;
   void wait_quiescent();
   std::mutex& mpi_lock() noexcept { return m_mpi; }
   session_stats stats() const;
@@ -221,6 +230,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
     m_rejects[static_cast<std::size_t>(r)].fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
   }
   void progress_thread();
+  std::size_t pass_locked(bool helper);
   void check_peers(clock::time_point now);
   void post_goodbyes();
   [[noreturn]] void silent_peer(int peer, std::int64_t heard_ns, clock::time_point now);

@@ -110,13 +110,26 @@ std::size_t bridge::pass() {
   // another: refused; the outer pass goes on.
   if (m_in_pass) return 0;
   std::lock_guard lock(m_mpi);
+  return pass_locked(false);
+}
+
+std::size_t bridge::help() {
+  if (in_pass_here()) return 0;  // from an inline handler: the pass it runs in goes on
+  std::unique_lock lock(m_mpi, std::try_to_lock);
+  if (!lock.owns_lock()) return 0;  // the owner (or another helper) is in a pass now
+  return pass_locked(true);
+}
+
+// Under m_mpi. A helper's pass leaves m_seen_posted (the progress thread's
+// sleep test reads it outside m_mpi) to the progress thread.
+std::size_t bridge::pass_locked(bool helper) {
   m_in_pass = true;
   struct leave {
     bool& flag;
     ~leave() { flag = false; }
   } guard{m_in_pass};
   const pass_scope scope(this);
-  m_seen_posted = m_posted.load();
+  if (!helper) m_seen_posted = m_posted.load();
   m_owner_posted = false;
   std::size_t n = test_receives();
   n += probe_large();

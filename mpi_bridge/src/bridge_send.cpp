@@ -35,6 +35,7 @@ void lock_lane(std::mutex& m) {
 }  // namespace
 
 pass_scope::pass_scope(const bridge* b) noexcept : m_outer(t_in_pass) { t_in_pass = b; }
+bool bridge::in_pass_here() const noexcept { return t_in_pass == this; }
 pass_scope::~pass_scope() { t_in_pass = m_outer; }
 
 // ---- Send path --------------------------------------------------------------

@@ -48,7 +48,7 @@ void session::wait_quiescent() { m_b->wait_quiescent(); }
 void session::flush() { m_b->flush_all(); }
 
 std::size_t session::progress() {
-  if (m_b->mode() != progress_mode::caller) return 0;
+  if (m_b->mode() != progress_mode::caller) return m_b->help();
   if (!m_b->owner_here()) {
     throw usage_error("strata::mpi: under progress=caller, progress() runs on the session's thread");
   }

@@ -194,7 +194,10 @@ class session {
   void flush();
   // One progress pass on the calling thread (progress_mode::caller: the
   // session's thread must call this, get() or wait_quiescent() to make
-  // progress); with a progress thread, returns 0.
+  // progress). With a progress thread, a thread that waits for a message
+  // may call it to help: it runs a pass when the progress thread is not in
+  // one (and returns 0 when it is), so what it waits for is received on
+  // the spot instead of being handed over by another thread.
   std::size_t progress();
   // f.get(), making progress meanwhile when the caller is the MPI owner.
   template <class T>
@@ -276,6 +279,11 @@ T session::get(future<T>& f) {
     while (!f.ready()) {
       if (progress() == 0) std::this_thread::yield();
     }
+  } else if (!this_worker()) {
+    // With a progress thread: help for a while (a reply is usually a few
+    // µs away and is then received here, with no hand-off), then block.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (!f.ready() && std::chrono::steady_clock::now() < until) progress();
   }
   return f.get();
 }

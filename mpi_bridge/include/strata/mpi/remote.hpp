@@ -10,9 +10,10 @@
 // are taken by value or const reference (they cross ranks by value, see
 // serialize.hpp); a non-const reference parameter is a compile error.
 //
-// STRATA_MPI_REMOTE_INLINE(fn) registers a handler that runs on the
-// receiving rank's MPI owner as its item is decoded, without becoming a
-// task (YGM's handlers, Charm++'s immediate messages): for tiny, non-
+// STRATA_MPI_REMOTE_INLINE(fn) registers a handler that runs inside the
+// receiving rank's progress pass as its item is decoded (on the progress
+// thread, or on a thread helping it while it waits; passes never overlap),
+// without becoming a task (YGM's handlers, Charm++'s immediate messages): for tiny, non-
 // blocking updates (a histogram bin, a counter) where a task per item would
 // cost more than the work. It must not block, wait on a future, or take
 // long: it holds up the rank's message progress. (A post to the caller's
