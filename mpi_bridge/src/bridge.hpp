@@ -321,7 +321,6 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::chrono::microseconds m_wave_pace{5};           // owner only
   clock::time_point m_next_wave{};                    // owner only
   std::size_t m_last_pass_waves = 0;                  // owner only
-  bool m_in_pass = false;                             // owner only: re-entry guard of pass()
   bool m_owner_posted = false;                        // owner only: an inline handler posted in this pass
   clock::time_point m_next_peer_check{};              // owner only
   bool m_deadline_on = false;

@@ -108,7 +108,7 @@ std::size_t bridge::pass() {
   // Re-entry (an inline handler that posts past the pending cap, a reply
   // sink that calls back in) would nest MPI calls of one pass inside
   // another: refused; the outer pass goes on.
-  if (m_in_pass) return 0;
+  if (in_pass_here()) return 0;  // thread-local: a helper's pass on another thread is no re-entry
   std::lock_guard lock(m_mpi);
   return pass_locked(false);
 }
@@ -123,12 +123,7 @@ std::size_t bridge::help() {
 // Under m_mpi. A helper's pass leaves m_seen_posted (the progress thread's
 // sleep test reads it outside m_mpi) to the progress thread.
 std::size_t bridge::pass_locked(bool helper) {
-  m_in_pass = true;
-  struct leave {
-    bool& flag;
-    ~leave() { flag = false; }
-  } guard{m_in_pass};
-  const pass_scope scope(this);
+  const pass_scope scope(this);  // what in_pass_here() reads
   if (!helper) m_seen_posted = m_posted.load();
   m_owner_posted = false;
   std::size_t n = test_receives();

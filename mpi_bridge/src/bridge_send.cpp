@@ -67,7 +67,7 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     const bool owner = owner_here();  // progress=caller: the owner drains while it waits
     // An inline handler posting from inside a pass cannot wait for that
     // pass to drain: it goes over the cap (by what one buffer dispatches).
-    while (!(owner && m_in_pass) && m_pending_bytes.load(std::memory_order_relaxed) > m_cfg.max_pending_bytes &&
+    while (!in_pass_here() && m_pending_bytes.load(std::memory_order_relaxed) > m_cfg.max_pending_bytes &&
            !m_stop.load()) {
       if (owner) {
         pass();

@@ -43,6 +43,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -258,11 +259,22 @@ constexpr bool k_remote_reply = std::is_void_v<R> || mpi::serializable<R>;
 
 // Decodes a message of type M for actor type A and sends it to `to` as a
 // local message (registered per pair by remote_message<A, M>).
+//
+// The token comes first: whatever fails from here on (the decode, memory)
+// still answers the ask and finishes the item; the exception then tells the
+// transport why.
 template <class A, class M>
 void deliver_remote(actor_system& sys, actor_address to, mpi::reader& r, remote_delivery how) {
-  M m = r.value<M>();
-  if (r.left() != 0) throw mpi::decode_error("strata: trailing bytes after an actor message");
   remote_token token(how);
+  std::optional<M> decoded;
+  try {
+    decoded.emplace(r.value<M>());
+    if (r.left() != 0) throw mpi::decode_error("strata: trailing bytes after an actor message");
+  } catch (const std::exception& e) {
+    token.answer(answer_status::threw, std::string_view(e.what()));
+    throw;
+  }
+  M m = std::move(*decoded);
   if (sys.home_of(to) == nullptr) {  // a worker this rank does not have
     token.answer(answer_status::dead_letter, dead_letter_text(to));
     return;
