@@ -19,9 +19,10 @@ packages=(g++ cmake ninja-build pkg-config libhwloc-dev hwloc libnuma-dev numact
           libopenmpi-dev openmpi-bin libboost-dev libgtest-dev libtbb-dev likwid clang libomp-dev
           libcaf-dev)
 # The NUMA VM test boots a Debian cloud kernel under QEMU; the bridge's
-# termination protocol is model-checked with spin (Promela).
+# termination protocol is model-checked with spin (Promela); the slurm tests
+# run a local cluster (tools/slurm/cluster.sh) of Debian's SLURM and munge.
 if [[ $purpose == test ]]; then
-  packages+=(qemu-system-x86 busybox-static cpio spin)
+  packages+=(qemu-system-x86 busybox-static cpio spin slurm-wlm munge)
 fi
 
 missing=()

@@ -219,10 +219,20 @@ placement_plan placement_plan::compute(const placement_config& c) {
   }
   if (n == 0) throw config_error("strata: 0 workers requested; accepted: at least 1");
   if (n > n_all && !c.oversubscribe) {
+    // Inside a SLURM step the PUs are what the allocation gave this task:
+    // say so, with the variables that decided it.
+    std::string slurm;
+    if (t.is_this_system() && std::getenv("SLURM_JOB_ID") != nullptr) {
+      const char* cpt = std::getenv("SLURM_CPUS_PER_TASK");
+      const char* bind = std::getenv("SLURM_CPU_BIND");
+      slurm = "; the SLURM allocation gives this task " + std::to_string(n_all) + " (SLURM_CPUS_PER_TASK=" +
+              (cpt != nullptr ? cpt : "unset") + ", SLURM_CPU_BIND=" + (bind != nullptr ? bind : "unset") +
+              "): ask for more with srun -c / sbatch --cpus-per-task (Slurm 22.05 srun does not inherit -c), or";
+    }
     throw config_error("strata: " + std::to_string(n) + " workers requested but places '" + c.places + "' on " +
-                       t.source() + " offer " + std::to_string(n_all) + " PU(s) (" +
-                       format_cpu_list(close_order) +
-                       "); set STRATA_OVERSUBSCRIBE=1 (config.oversubscribe) to run more workers than PUs");
+                       t.source() + " offer " + std::to_string(n_all) + " PU(s) (" + format_cpu_list(close_order) +
+                       ")" + (slurm.empty() ? ";" : slurm) +
+                       " set STRATA_OVERSUBSCRIBE=1 (config.oversubscribe) to run more workers than PUs");
   }
   if (n > n_all) notes.push_back("oversubscribed: " + std::to_string(n) + " workers on " + std::to_string(n_all) + " PUs");
 
