@@ -26,11 +26,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -239,77 +241,145 @@ void quiescence(strata::mpi::session& mpi, int reps) {
   report("quiescence", "strata", "waves", median(waves), "waves");
 }
 
+// A positive integer argument, or exit 2 naming the option.
+std::size_t positive(const char* option, const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v == 0 || text[0] == '-') {
+    std::fprintf(stderr, "strata-bench-mpi: %s '%s' is invalid; accepted: a positive integer\n", option, text);
+    std::exit(2);
+  }
+  return static_cast<std::size_t>(v);
+}
+
+void run_pairwise(strata::runtime& rt, strata::mpi::session& mpi, const options& o, const std::set<std::string>& only);
+
+const char* const k_usage =
+    "usage: mpirun -np 2 strata-bench-mpi [--reps N] [--items N] [--grid N] [--steps N] [--updates N]\n"
+    "                                     [--only LIST] [--workers N|auto] [--json FILE]\n"
+    "  --only     comma-separated parts: pingpong, rate, quiescence (these need exactly 2 ranks),\n"
+    "             stencil, histogram (any number of ranks); default all\n"
+    "  --workers  workers per rank: N, or auto (one per core the launcher gave the rank); default 1\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
   options o;
-  const auto number = [&](int& i) { return static_cast<std::size_t>(std::atoll(argv[++i])); };
+  std::set<std::string> only;
+  std::string workers = "1";
+  const std::set<std::string> parts{"pingpong", "rate", "quiescence", "stencil", "histogram"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--reps" && i + 1 < argc) {
-      o.reps = std::max(1, std::atoi(argv[++i]));
-    } else if (a == "--items" && i + 1 < argc) {
-      o.rate_items = static_cast<std::size_t>(std::atoll(argv[++i]));
-    } else if (a == "--grid" && i + 1 < argc) {
-      o.grid = number(i);
-    } else if (a == "--steps" && i + 1 < argc) {
-      o.steps = static_cast<int>(number(i));
-    } else if (a == "--updates" && i + 1 < argc) {
-      o.updates = number(i);
-    } else if (a == "--json" && i + 1 < argc) {
+    const bool has_value = i + 1 < argc;
+    if (a == "--reps" && has_value) {
+      o.reps = static_cast<int>(std::min<std::size_t>(positive("--reps", argv[++i]), 1000));
+    } else if (a == "--items" && has_value) {
+      o.rate_items = positive("--items", argv[++i]);
+    } else if (a == "--grid" && has_value) {
+      o.grid = positive("--grid", argv[++i]);
+    } else if (a == "--steps" && has_value) {
+      o.steps = static_cast<int>(std::min<std::size_t>(positive("--steps", argv[++i]), 1u << 20));
+    } else if (a == "--updates" && has_value) {
+      o.updates = positive("--updates", argv[++i]);
+    } else if (a == "--only" && has_value) {
+      std::string list = argv[++i];
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::string part = list.substr(at, comma - at);
+        if (parts.count(part) == 0) {
+          std::fprintf(stderr, "strata-bench-mpi: --only: unknown part '%s'\n%s", part.c_str(), k_usage);
+          return 2;
+        }
+        only.insert(part);
+        at = comma + 1;
+      }
+    } else if (a == "--workers" && has_value) {
+      workers = argv[++i];
+      if (workers != "auto") workers = std::to_string(positive("--workers", workers.c_str()));
+    } else if (a == "--json" && has_value) {
       o.json = argv[++i];
     } else if (a == "--help") {
-      std::printf("usage: mpirun -np 2 strata-bench-mpi [--reps N] [--items N] [--grid N] [--steps N] "
-                  "[--updates N] [--json FILE]\n");
+      std::printf("%s", k_usage);
       return 0;
     } else {
-      std::fprintf(stderr,
-                   "strata-bench-mpi: unknown argument '%s'; accepted: --reps N, --items N, --grid N, --steps N, "
-                   "--updates N, --json FILE\n",
-                   a.c_str());
+      std::fprintf(stderr, "strata-bench-mpi: unknown argument '%s' (or a missing value)\n%s", a.c_str(), k_usage);
       return 2;
     }
   }
-  strata::config rc;
-  rc.workers = 1;
-  rc.oversubscribe = true;
-  rc.bind = strata::bind_policy::none;
+  if (only.empty()) only = parts;
+  const auto wants = [&](const char* part) { return only.count(part) != 0; };
+  const bool pairwise = wants("pingpong") || wants("rate") || wants("quiescence");
+  // Default: one worker per rank, unbound (two ranks share this machine's
+  // cores with their progress threads); auto: what the launcher gave.
+  strata::config rc = strata::config::from_env();
+  if (workers != "auto") {
+    rc.workers = static_cast<unsigned>(std::stoul(workers));
+    rc.oversubscribe = true;
+    rc.bind = strata::bind_policy::none;
+  }
   strata::runtime rt{rc};
   strata::mpi::config mc = strata::mpi::config::from_env();
   mc.init_level = strata::mpi::thread_level::multiple;
   strata::mpi::session mpi{argc, argv, rt, mc};
   g_rank = mpi.rank();
   g_size = mpi.size();
+  if (pairwise && mpi.size() != 2) {
+    if (g_rank == 0) {
+      std::fprintf(stderr,
+                   "strata-bench-mpi: pingpong, rate and quiescence run with exactly 2 ranks (mpirun -np 2); "
+                   "this job has %d: use --only stencil,histogram\n",
+                   mpi.size());
+    }
+    mpi.wait_quiescent();
+    return 2;
+  }
+  if (g_rank == 0) {
+    std::printf("strata-bench-mpi: %d ranks, %u workers each, %s, progress %s, medians of %d reps\n", mpi.size(),
+                rt.num_workers(), mpi.stats().thread_level.c_str(), mpi.stats().progress.c_str(), o.reps);
+    std::printf("%-11s %-15s %-10s %12s\n", "bench", "runtime", "param", "median");
+  }
+  if (pairwise) run_pairwise(rt, mpi, o, only);
+  if (wants("stencil")) run_stencil(rt, mpi, o);
+  if (wants("histogram")) run_histogram(rt, mpi, o);
+  if (g_rank == 0 && !o.json.empty()) {
+    std::ofstream out(o.json);
+    for (const auto& r : g_results) {
+      out << "{\"bench\":\"" << r.bench << "\",\"runtime\":\"" << r.runtime << "\",\"param\":\"" << r.param
+          << "\",\"median\":" << r.value << ",\"unit\":\"" << r.unit << "\"}\n";
+    }
+  }
+  mpi.wait_quiescent();
+  return 0;
+}
+
+namespace {
+
+// The measurements between the two ranks: pingpong, rate, quiescence.
+void run_pairwise(strata::runtime& rt, strata::mpi::session& mpi, const options& o, const std::set<std::string>& only) {
   auto echo_here = rt.spawn_actor<echo_actor>();
   mpi.publish(echo_here, "echo");
   const auto echo_there = mpi.actor_at<echo_actor>(1 - g_rank, "echo");
   // Both lookups answered before either rank blocks in raw MPI calls (which
   // hold the bridge's MPI lock, so its progress waits for them).
   mpi.wait_quiescent();
-  if (mpi.size() != 2) {
-    if (g_rank == 0) std::fprintf(stderr, "strata-bench-mpi: run it with 2 ranks (mpirun -np 2)\n");
-    return 2;
-  }
-  if (g_rank == 0) {
-    std::printf("strata-bench-mpi: 2 ranks, %s, progress %s, medians of %d reps\n", mpi.stats().thread_level.c_str(),
-                mpi.stats().progress.c_str(), o.reps);
-    std::printf("%-11s %-15s %-10s %12s\n", "bench", "runtime", "param", "median");
-  }
-  for (std::size_t bytes :
-       {std::size_t{0}, std::size_t{8}, std::size_t{1024}, std::size_t{65536}, std::size_t{1} << 20}) {
-    const int iters = bytes >= 65536 ? 200 : 2000;
-    std::vector<double> raw, st, act;
-    for (int r = 0; r < o.reps; ++r) {
-      raw.push_back(mpi.serialized([&] { return raw_pingpong(bytes, iters); }));
-      st.push_back(strata_pingpong(mpi, bytes, iters));
-      act.push_back(actor_pingpong(mpi, echo_there, bytes, iters));
+  if (only.count("pingpong") != 0) {
+    for (std::size_t bytes :
+         {std::size_t{0}, std::size_t{8}, std::size_t{1024}, std::size_t{65536}, std::size_t{1} << 20}) {
+      const int iters = bytes >= 65536 ? 200 : 2000;
+      std::vector<double> raw, st, act;
+      for (int r = 0; r < o.reps; ++r) {
+        raw.push_back(mpi.serialized([&] { return raw_pingpong(bytes, iters); }));
+        st.push_back(strata_pingpong(mpi, bytes, iters));
+        act.push_back(actor_pingpong(mpi, echo_there, bytes, iters));
+      }
+      const std::string p = std::to_string(bytes) + " B";
+      report("pingpong", "raw-mpi", p, median(raw), "us");
+      report("pingpong", "strata", p, median(st), "us");
+      report("pingpong", "strata-actor", p, median(act), "us");
     }
-    const std::string p = std::to_string(bytes) + " B";
-    report("pingpong", "raw-mpi", p, median(raw), "us");
-    report("pingpong", "strata", p, median(st), "us");
-    report("pingpong", "strata-actor", p, median(act), "us");
   }
-  {
+  if (only.count("rate") != 0) {
     std::vector<double> raw, coal, st, act;
     for (int r = 0; r < o.reps; ++r) {
       raw.push_back(mpi.serialized([&] { return raw_rate(o.rate_items / 4); }));
@@ -322,16 +392,7 @@ int main(int argc, char** argv) {
     report("rate", "strata", "8 B", median(st), "M msg/s");
     report("rate", "strata-actor", "8 B", median(act), "M msg/s");
   }
-  quiescence(mpi, o.reps);
-  run_stencil(rt, mpi, o);
-  run_histogram(rt, mpi, o);
-  if (g_rank == 0 && !o.json.empty()) {
-    std::ofstream out(o.json);
-    for (const auto& r : g_results) {
-      out << "{\"bench\":\"" << r.bench << "\",\"runtime\":\"" << r.runtime << "\",\"param\":\"" << r.param
-          << "\",\"median\":" << r.value << ",\"unit\":\"" << r.unit << "\"}\n";
-    }
-  }
-  mpi.wait_quiescent();
-  return 0;
+  if (only.count("quiescence") != 0) quiescence(mpi, o.reps);
 }
+
+}  // namespace

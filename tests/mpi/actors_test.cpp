@@ -238,6 +238,9 @@ TEST(Messages, ExceptionsAndDeadLetters) {
   // what follows is a dead letter, counted on the victim's rank.
   g_mpi->wait_quiescent();
   const auto dead_before = dead_letters();
+  // Collective, so no rank sends before every rank has read its count (the
+  // dead letters here come from the rank before).
+  g_mpi->wait_quiescent();
   v.send(tick{0, 0, 1});
   EXPECT_THROW((void)get(v.ask(total{})), strata::dead_letter_error);
   g_mpi->wait_quiescent();
