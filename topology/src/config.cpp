@@ -17,6 +17,13 @@ std::string lower(std::string s) {
   return s;
 }
 
+bool looks_like_xml_path(const std::string& v) {
+  return v.find('/') != std::string::npos || (v.size() > 4 && lower(v.substr(v.size() - 4)) == ".xml");
+}
+
+}  // namespace
+
+namespace detail {
 bool parse_flag(const char* name, const std::string& value) {
   const std::string v = lower(value);
   if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
@@ -24,12 +31,7 @@ bool parse_flag(const char* name, const std::string& value) {
   throw config_error(std::string("strata: ") + name + "='" + value +
                      "' is invalid; accepted: 1, true, yes, on or 0, false, no, off");
 }
-
-bool looks_like_xml_path(const std::string& v) {
-  return v.find('/') != std::string::npos || (v.size() > 4 && lower(v.substr(v.size() - 4)) == ".xml");
-}
-
-}  // namespace
+}  // namespace detail
 
 const char* to_string(bind_policy b) noexcept {
   switch (b) {
@@ -71,8 +73,8 @@ placement_config placement_config::from_env() {
                          "or an hwloc synthetic description such as 'pack:2 numa:2 l3:1 core:4 pu:2'");
     }
   }
-  if (const char* v = get("STRATA_DISPLAY_AFFINITY")) c.display_affinity = parse_flag("STRATA_DISPLAY_AFFINITY", v);
-  if (const char* v = get("STRATA_OVERSUBSCRIBE")) c.oversubscribe = parse_flag("STRATA_OVERSUBSCRIBE", v);
+  if (const char* v = get("STRATA_DISPLAY_AFFINITY")) c.display_affinity = detail::parse_flag("STRATA_DISPLAY_AFFINITY", v);
+  if (const char* v = get("STRATA_OVERSUBSCRIBE")) c.oversubscribe = detail::parse_flag("STRATA_OVERSUBSCRIBE", v);
   if (const char* v = get("STRATA_DETERMINISTIC_SEED")) {
     c.deterministic_seed = parse_decimal(v, "STRATA_DETERMINISTIC_SEED", 0, ~0ull);
   }

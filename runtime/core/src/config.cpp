@@ -40,6 +40,9 @@ runtime_config runtime_config::from_env() {
       throw config_error("strata: STRATA_POLICY='" + p + "' is invalid; accepted: tiered_stealing, pinned_mpsc, hybrid");
     }
   }
+  if (const char* v = std::getenv("STRATA_PERF_COUNTERS"); v != nullptr && *v != '\0') {
+    c.perf_counters = detail::parse_flag("STRATA_PERF_COUNTERS", v);
+  }
   return c;
 }
 

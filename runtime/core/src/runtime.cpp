@@ -2,6 +2,8 @@
 // accessors, shutdown. Submission is in submit.cpp, wait_idle in
 // quiescence.cpp, the engine seam in engine.cpp, statistics in stats.cpp.
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +20,7 @@
 #include "injector.hpp"
 #include "lanes.hpp"
 #include "parking.hpp"
+#include "perf_counters.hpp"
 
 namespace strata {
 namespace {
@@ -87,6 +90,7 @@ void* worker_main(void* p) {
   detail::worker* self = nullptr;
   try {
     self = install_worker(rt, args.index, memory, rt.rng_seeds[args.index], args.error);
+    self->os_tid = static_cast<int>(syscall(SYS_gettid));  // for perf_event counters (perf_counters.hpp)
   } catch (const std::exception& e) {
     // Out of memory for the worker itself: the constructor reports it.
     if (args.error->empty()) *args.error = e.what();
@@ -165,6 +169,7 @@ runtime::runtime(const config& c) {
       rt.pinned = false;
     }
   }
+  if (c.perf_counters) detail::attach_perf_counters(rt);
   if (c.display_affinity) {
     std::fprintf(stderr, "%s", rt.plan.placement_table().c_str());
     if (!rt.plan.pins()) {

@@ -137,6 +137,11 @@ std::string runtime_stats::to_json() const {
     list.push_back(std::move(j));
   }
   out["workers"] = std::move(list);
+  if (!unavailable_counters.empty()) {
+    json why = json::object();
+    for (const auto& [name, reason] : unavailable_counters) why[name] = reason;
+    out["perf_unavailable"] = std::move(why);
+  }
   return out.dump();
 }
 

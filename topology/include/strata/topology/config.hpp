@@ -44,4 +44,10 @@ struct placement_config {
   static placement_config from_env();
 };
 
+namespace detail {
+// A yes/no variable: 1, true, yes, on or 0, false, no, off (any case);
+// anything else is a config_error naming the variable and what it accepts.
+bool parse_flag(const char* name, const std::string& value);
+}  // namespace detail
+
 }  // namespace strata

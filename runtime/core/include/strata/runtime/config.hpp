@@ -41,8 +41,13 @@ struct runtime_config {
   unsigned monitor_period_ms = 5;
   // Lock-mode tasks: how many new readers may overtake a waiting writer.
   unsigned reader_front_runs = 8;
+  // perf_event counters per worker in stats() (STRATA_PERF_COUNTERS=1|0):
+  // context switches, CPU migrations, page faults; cycles, instructions and
+  // LLC misses where the machine has a PMU (else listed as unavailable).
+  bool perf_counters = false;
 
-  // Reads STRATA_POLICY. Unset keeps the default; a set value must be valid.
+  // Reads STRATA_POLICY and STRATA_PERF_COUNTERS. Unset keeps the default; a
+  // set value must be valid.
   static runtime_config from_env();
   // Throws config_error for a value the runtime cannot honour.
   void validate() const;

@@ -59,6 +59,10 @@ struct worker_stats {
 struct runtime_stats {
   std::vector<worker_stats> workers;
   std::uint64_t external_submits = 0;
+  // config.perf_counters: the events the kernel refused, and why ("cycles":
+  // "No such file or directory: no hardware PMU ..."); the others are the
+  // workers' "perf.<event>" counters.
+  std::vector<std::pair<std::string, std::string>> unavailable_counters;
   std::string to_json() const;
   std::uint64_t total_executed() const noexcept;
   std::uint64_t total_stolen() const noexcept;

@@ -105,6 +105,9 @@ struct worker {
   // a sleeping worker).
   bool inbox_backlog = false;
   unsigned lane_cursor = 0;  // the external lane to look at first (lanes.cpp)
+  // The kernel's id of the thread running this worker (engine::owned: set by
+  // the worker before the start latch, read after it; 0 under external).
+  int os_tid = 0;
   worker_counters counters;
   // Work sources (work_source.hpp): sources[0, num_sources) are polled.
   // Written once per source by runtime_core::add_source (under its mutex,
