@@ -57,7 +57,10 @@ free_port() {
 
 start() {
   for tool in munged mungekey slurmctld slurmd sbatch srun sinfo; do
-    command -v "$tool" >/dev/null || { say "$tool is missing: install slurm-wlm and munge (tools/setup.sh PRESET test)"; exit 1; }
+    if ! command -v "$tool" >/dev/null; then
+      say "$tool is missing: install slurm-wlm and munge (tools/setup.sh PRESET test)"
+      exit 1
+    fi
   done
   if [[ -s $dir/slurmctld.pid ]] && kill -0 "$(cat "$dir/slurmctld.pid")" 2>/dev/null; then
     say "already running in $dir"

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include <strata/runtime/profile.hpp>
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/task_group.hpp>
 
@@ -96,6 +97,7 @@ void* worker_main(void* p) {
     if (args.error->empty()) *args.error = e.what();
     rt.start_failed.store(true, std::memory_order_release);  // release: read after the latch
   }
+  profile::register_thread();  // likwid's Marker API (a no-op without STRATA_WITH_LIKWID)
   args.ready->arrive_and_wait();  // every worker exists before anyone steals
   if (rt.start_failed.load(std::memory_order_acquire)) return nullptr;  // acquire: set before the latch completed
   detail::set_current_worker(self);
