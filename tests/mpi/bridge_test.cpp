@@ -154,6 +154,30 @@ TEST(Remote, SubmitAtEveryRankReturnsResults) {
   g_mpi->wait_quiescent();
 }
 
+// get() from a thread that is not the MPI owner: under a progress thread it
+// helps (runs passes itself); under progress=caller it waits for the owner,
+// which keeps calling progress() here.
+TEST(Remote, GetFromAnotherThread) {
+  const int peer = (g_mpi->rank() + 1) % g_mpi->size();
+  auto f = g_mpi->submit_at(peer, add, 20, 22);
+  std::atomic<bool> done{false};
+  int got = 0;
+  std::thread t([&] {
+    got = g_mpi->get(f);
+    done.store(true, std::memory_order_release);
+  });
+  while (!done.load(std::memory_order_acquire)) {
+    if (caller_mode()) {
+      g_mpi->progress();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  t.join();
+  EXPECT_EQ(got, 42);
+  g_mpi->wait_quiescent();
+}
+
 TEST(Remote, ExceptionsComeBackNamingFunctionAndRank) {
   const int peer = (g_mpi->rank() + 1) % g_mpi->size();
   auto f = g_mpi->submit_at(peer, fails, 7);

@@ -279,7 +279,7 @@ T session::get(future<T>& f) {
     while (!f.ready()) {
       if (progress() == 0) std::this_thread::yield();
     }
-  } else if (!this_worker()) {
+  } else if (progress_kind() == progress_mode::thread && !this_worker()) {
     // With a progress thread: help for a while (a reply is usually a few
     // µs away and is then received here, with no hand-off), then block.
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
