@@ -3,15 +3,21 @@
 //
 // The configuration starts from the environment (STRATA_PLACES,
 // STRATA_PROC_BIND, ... are honoured, as OMP_PROC_BIND is for OpenMP) and
-// then sets the worker count from --threads. More workers than usable CPUs is
+// then sets the worker count from --threads. Under STRATA_PERF_COUNTERS=1
+// the runtime's perf_event counters go into the record, per timed run. More workers than usable CPUs is
 // allowed, as it is for oneTBB and OpenMP when asked for.
 #pragma once
 
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <strata/strata.hpp>
 
 #include "common/bench.hpp"
+#include "harness/measure.hpp"
 
 namespace strata_bench {
 
@@ -21,7 +27,26 @@ inline std::shared_ptr<strata::runtime> make_strata_runtime(unsigned threads) {
   if (threads > usable_cpus()) {
     c.oversubscribe = true;
   }
-  return std::make_shared<strata::runtime>(c);
+  auto rt = std::make_shared<strata::runtime>(c);
+  if (c.perf_counters) {
+    // Per timed run: the workers' perf_event counts (the harness reads them
+    // around each run; the runtime is held weakly, so teardown still ends it).
+    offer_counters([weak = std::weak_ptr<strata::runtime>(rt)] {
+      std::vector<std::pair<std::string, double>> sums;
+      const auto r = weak.lock();
+      if (!r) return sums;
+      for (const auto& w : r->stats().workers) {
+        for (const auto& c : w.counters) {
+          if (c.first.rfind("perf.", 0) != 0) continue;
+          auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& kv) { return kv.first == c.first; });
+          if (it == sums.end()) it = sums.insert(sums.end(), {c.first, 0.0});
+          it->second += static_cast<double>(c.second);
+        }
+      }
+      return sums;
+    });
+  }
+  return rt;
 }
 
 }  // namespace strata_bench

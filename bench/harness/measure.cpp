@@ -8,6 +8,9 @@
 namespace strata_bench {
 namespace {
 
+// The reader offered by the prepare function running now (main thread only).
+counter_reader g_offered;
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -15,6 +18,8 @@ double median_of(std::vector<double> v) {
 }
 
 }  // namespace
+
+void offer_counters(counter_reader read) { g_offered = std::move(read); }
 
 std::string params_of(const benchmark& b) {
   return b.params_as_run != nullptr ? b.params_as_run() : std::string(b.params);
@@ -62,7 +67,24 @@ struct in_flight {
   std::vector<double> seconds;
   std::vector<double> rates;  // work / seconds of the timed runs that report work
   double warm_up_s = 0.0;
+  counter_reader counters;  // offered by its prepare; empty: none
+  std::vector<std::pair<std::string, double>> counted;  // summed over the timed runs
 };
+
+// Adds after - before, name by name, to sum.
+void add_difference(std::vector<std::pair<std::string, double>>& sum,
+                    const std::vector<std::pair<std::string, double>>& before,
+                    const std::vector<std::pair<std::string, double>>& after) {
+  for (const auto& now : after) {
+    double was = 0.0;
+    for (const auto& then : before) {
+      if (then.first == now.first) was = then.second;
+    }
+    auto it = std::find_if(sum.begin(), sum.end(), [&](const auto& kv) { return kv.first == now.first; });
+    if (it == sum.end()) it = sum.insert(sum.end(), {now.first, 0.0});
+    it->second += now.second - was;
+  }
+}
 
 // When a configuration of a group ran its warm-up in less than this, every
 // configuration of the group gets an untimed run right before each timed
@@ -73,9 +95,13 @@ constexpr double k_primed_below_s = 0.1;
 // before timed run run_index.
 void run_once(in_flight& c, unsigned run_index, unsigned reps, bool primer = false) {
   try {
+    const bool count = c.counters && run_index != 0 && !primer;
+    std::vector<std::pair<std::string, double>> before;
+    if (count) before = c.counters();
     const auto start = std::chrono::steady_clock::now();
     const verdict v = c.run();
     const auto stop = std::chrono::steady_clock::now();
+    if (count) add_difference(c.counted, before, c.counters());
     if (run_index == 0) {
       c.warm_up_s = std::chrono::duration<double>(stop - start).count();
     } else if (!primer) {
@@ -99,6 +125,7 @@ void run_once(in_flight& c, unsigned run_index, unsigned reps, bool primer = fal
 // Tears c down (its runtime, its data), outside the timing.
 void tear_down(in_flight& c) {
   try {
+    c.counters = nullptr;  // holds the runtime weakly; it goes with the run
     c.run = nullptr;
   } catch (const std::exception& e) {
     if (c.failure.empty()) {
@@ -129,6 +156,9 @@ void finish(const benchmark& b, in_flight& c) {
     rec.rate_unit = b.rate_unit;
   }
   rec.check = c.failure.empty() ? "ok" : "FAIL: " + c.failure;
+  if (!c.seconds.empty()) {
+    for (const auto& [name, sum] : c.counted) rec.counters.emplace_back(name, sum / static_cast<double>(c.seconds.size()));
+  }
 }
 
 }  // namespace
@@ -149,7 +179,10 @@ std::vector<record> measure_group(const benchmark& b, const std::vector<configur
       before(g.runtime);
     }
     try {
+      g_offered = nullptr;
       c.run = g.which.prepare(g.threads);
+      c.counters = std::move(g_offered);
+      g_offered = nullptr;
       if (!c.run) {
         c.failure = "setup: the prepare function returned no repetition";
       }

@@ -25,6 +25,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/suite.hpp"
@@ -44,10 +45,22 @@ struct record {
   std::string check;   // "ok" or "FAIL: ..."
   double rate = 0.0;      // median over the timed runs of work / seconds
   std::string rate_unit;  // "GB/s", "MLUP/s"; empty: no rate (the benchmark has none, or no timed run)
+  // Counters of the runtime per timed run (their mean), when its prepare
+  // offered some (offer_counters): strata under STRATA_PERF_COUNTERS=1 gives
+  // its workers' perf_event counts ("context_switches", ...).
+  std::vector<std::pair<std::string, double>> counters;
 
   bool ok() const noexcept { return check == "ok"; }
   bool has_rate() const noexcept { return !rate_unit.empty(); }
 };
+
+// What a prepare function may offer the harness: a reader of its runtime's
+// cumulative counters. The harness reads it right before and right after
+// each timed run (outside the timing) and reports the mean difference.
+using counter_reader = std::function<std::vector<std::pair<std::string, double>>()>;
+// Called from a prepare function (bench/common/strata_session.hpp); the
+// harness takes it for the configuration being prepared.
+void offer_counters(counter_reader read);
 
 // A record of benchmark b on runtime r with no result yet (params: params_of(b)).
 record blank_record(const benchmark& b, runtime_id r, unsigned threads);

@@ -127,6 +127,11 @@ void write_json(std::ostream& out, const std::vector<record>& records) {
       j["rate"] = nine_digits(r.rate);
       j["rate_unit"] = r.rate_unit;
     }
+    if (!r.counters.empty()) {
+      nlohmann::ordered_json per_run = nlohmann::ordered_json::object();
+      for (const auto& [name, value] : r.counters) per_run[name] = nine_digits(value);
+      j["counters_per_run"] = std::move(per_run);
+    }
     list.push_back(std::move(j));
   }
   write_json_lines(out, list);

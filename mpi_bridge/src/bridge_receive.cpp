@@ -13,9 +13,15 @@
 #include <cstring>
 #include <ctime>
 
+#include <strata/runtime/ext/trace.hpp>
+
 #include "bridge_util.hpp"
 
 namespace strata::mpi::detail {
+
+using strata::detail::trace_here;  // STRATA_TRACE (<strata/runtime/ext/trace.hpp>)
+using strata::detail::trace_kind;
+using strata::detail::trace_ring;
 
 // ---- Receive path -----------------------------------------------------------
 
@@ -117,6 +123,9 @@ void bridge::accept(int source, const std::byte* p, std::size_t n, const buffer_
   if (h.sequence >= in.expected + k_window) {
     count_reject(reject::sequence_window);
     return;
+  }
+  if (trace_ring* r = trace_here(m_rt.core(), "mpi progress")) {  // STRATA_TRACE
+    r->instant(trace_kind::mpi_recv, static_cast<std::uint32_t>(source), 0, h.items, n);
   }
   lane& l = *m_lanes[static_cast<std::size_t>(source)];
   l.last_heard_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - m_started).count(),

@@ -12,9 +12,15 @@
 #include <cstring>
 #include <ctime>
 
+#include <strata/runtime/ext/trace.hpp>
+
 #include "bridge_util.hpp"
 
 namespace strata::mpi::detail {
+
+using strata::detail::trace_here;  // STRATA_TRACE (<strata/runtime/ext/trace.hpp>)
+using strata::detail::trace_kind;
+using strata::detail::trace_ring;
 
 namespace {
 
@@ -248,6 +254,11 @@ std::size_t bridge::start_sends(bool block) {
                      mpi_error(rc).c_str());
         std::fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 70);
+      }
+      if (trace_ring* r = trace_here(m_rt.core(), "mpi progress")) {  // STRATA_TRACE
+        buffer_header h{};
+        if (slot->out.bytes.size() >= sizeof h) std::memcpy(&h, slot->out.bytes.data(), sizeof h);
+        r->instant(trace_kind::mpi_send, static_cast<std::uint32_t>(d), 0, h.items, slot->out.bytes.size());
       }
       l.in_flight++;
       l.last_sent = clock::now();

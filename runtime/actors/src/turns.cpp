@@ -167,7 +167,15 @@ std::size_t actor_worker::poll(worker& on, std::size_t budget) noexcept {
   std::size_t turns = 0;
   actor_slot* s = pop_ready();
   do {
-    handled += actor_turn(*this, on, *s, ctx, messages);
+    if (on.trace != nullptr) [[unlikely]] {  // STRATA_TRACE: a span per turn
+      const std::uint64_t start = trace_now();
+      const actor_address a = address_of(*this, *s);  // before the turn: a retired slot changes generation
+      const unsigned n = actor_turn(*this, on, *s, ctx, messages);
+      handled += n;
+      on.trace->span(trace_kind::actor_turn, start, a.bits(), n);
+    } else {
+      handled += actor_turn(*this, on, *s, ctx, messages);
+    }
     ++turns;
   } while (turns != budget && (s = pop_ready()) != nullptr);
   on.counters.executed.add(handled);

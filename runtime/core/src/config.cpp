@@ -1,6 +1,7 @@
 // runtime_config::from_env() and validation; config::from_env() reads both
 // parts of strata::config.
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include <strata/runtime/config.hpp>
@@ -8,6 +9,10 @@
 #include <strata/topology/error.hpp>
 
 namespace strata {
+namespace {
+constexpr std::size_t k_min_trace_events = 1024;
+constexpr std::size_t k_max_trace_events = std::size_t{1} << 26;
+}  // namespace
 
 const char* to_string(engine e) noexcept {
   switch (e) {
@@ -43,6 +48,22 @@ runtime_config runtime_config::from_env() {
   if (const char* v = std::getenv("STRATA_PERF_COUNTERS"); v != nullptr && *v != '\0') {
     c.perf_counters = detail::parse_flag("STRATA_PERF_COUNTERS", v);
   }
+  if (const char* v = std::getenv("STRATA_TRACE")) c.trace_file = v;
+  if (const char* v = std::getenv("STRATA_TRACE_EVENTS"); v != nullptr && *v != '\0') {
+    const std::string s = v;
+    std::size_t used = 0;
+    unsigned long long n = 0;
+    try {
+      n = std::stoull(s, &used, 10);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || s[0] == '-' || n < k_min_trace_events || n > k_max_trace_events) {
+      throw config_error("strata: STRATA_TRACE_EVENTS='" + s +
+                         "' is invalid; accepted: a count of events per thread, " + std::to_string(k_min_trace_events) + " to " + std::to_string(k_max_trace_events));
+    }
+    c.trace_events = static_cast<std::size_t>(n);
+  }
   return c;
 }
 
@@ -53,6 +74,10 @@ void runtime_config::validate() const {
   }
   if (engine != engine::owned && engine != engine::external) {
     throw config_error("strata: config.engine is not a strata::engine value; accepted: owned, external");
+  }
+  if (!trace_file.empty() && (trace_events < k_min_trace_events || trace_events > k_max_trace_events)) {
+    throw config_error("strata: config.trace_events is " + std::to_string(trace_events) + "; accepted: " +
+                       std::to_string(k_min_trace_events) + " to " + std::to_string(k_max_trace_events));
   }
   if (actor_budget == 0) {
     throw usage_error("strata::config::actor_budget is 0; accepted: at least 1 message per actor turn");

@@ -56,6 +56,7 @@ task* steal_tiers(worker& w, bool far) noexcept {
       }
       w.counters.steals_by_tier[k < k_max_tiers ? k : k_max_tiers - 1].add();
       w.counters.stolen.add();
+      std::uint64_t taken = 1;
       if (batch) {
         std::int64_t more = victim.shared_size() / 2;
         if (more > static_cast<std::int64_t>(k_batch_cap) - 1) more = k_batch_cap - 1;
@@ -63,8 +64,13 @@ task* steal_tiers(worker& w, bool far) noexcept {
           auto extra = victim.steal();
           if (!extra) break;
           w.counters.stolen.add();
+          ++taken;
           w.deque.push(extra.value);  // private: ours now; shared again on request
         }
+      }
+      if (w.trace != nullptr) [[unlikely]] {
+        const auto tier_bits = static_cast<std::uint8_t>((static_cast<unsigned>(tiers[k].kind) << 4) | (k & 15u));
+        w.trace->instant(trace_kind::steal, victims[(start + j) % n], 0, taken, 0, tier_bits);
       }
       return r.value;
     }

@@ -88,6 +88,9 @@ bool wake_claim(worker& target) noexcept {
   if (target.sleeping.exchange(0, std::memory_order_seq_cst) != 1) return false;
   const std::uint64_t prev = target.idle->word.fetch_sub(k_sleeper, std::memory_order_seq_cst);  // seq_cst: idle protocol
   STRATA_ASSERT(sleepers_of(prev) != 0, "a claimed sleeper was counted in its package's idle word");
+  if (target.rt->trace != nullptr) [[unlikely]] {
+    if (trace_ring* r = trace_here(*target.rt)) r->instant(trace_kind::wake, target.index);
+  }
   wake_sleeper(target);
   return true;
 }
@@ -206,7 +209,9 @@ task* idle_phase(worker& w) {
       cancel_park(w);
     } else {
       w.counters.parks.add();
+      const std::uint64_t slept_at = w.trace != nullptr ? trace_now() : 0;
       sleep(w);
+      if (w.trace != nullptr) w.trace->span(trace_kind::park, slept_at);
       cancel_park(w);  // woken by our own idle wait or stopping: take ourselves out if no waker did
       w.counters.wakeups.add();
     }

@@ -5,6 +5,7 @@
 #include <exception>
 #include <string>
 
+#include <strata/runtime/ext/trace.hpp>
 #include <strata/runtime/task_group.hpp>
 
 #include "find_work.hpp"
@@ -26,6 +27,14 @@ void report_detached_exception(worker& w, std::exception_ptr e) noexcept {
   } catch (...) {
   }
   std::fprintf(stderr, "strata: a detached task threw: %s (further ones are counted in stats())\n", what.c_str());
+}
+
+void run_task_traced(worker& w, task* t) noexcept {
+  const std::uint64_t start = trace_now();
+  execute_task(w, t);
+  // Recorded before the fairness poll: what the poll runs is not this task.
+  w.trace->span(trace_kind::task, start);
+  if (--w.ticks_left <= 0) fairness_poll(w);
 }
 
 void fairness_poll(worker& w) noexcept {

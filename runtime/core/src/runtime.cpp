@@ -64,6 +64,7 @@ detail::worker* install_worker(detail::runtime_core& rt, unsigned index, memory_
   w->idle = &rt.idle[w->package];
   w->rng = seed;
   rt.stealers[index] = w->deque.make_stealer();
+  if (rt.trace != nullptr) w->trace = rt.trace->worker_ring(index);
   detail::worker* self = w.get();
   rt.workers[index] = std::move(w);
   return self;
@@ -152,6 +153,14 @@ runtime::runtime(const config& c) {
   rt.workers.resize(n);
   rt.stealers.resize(n);
   for (unsigned i = 0; i < n; ++i) rt.rng_seeds.push_back(rng_seed(c, i));
+  if (!c.trace_file.empty()) {
+    rt.trace = std::make_unique<detail::tracer>(c.trace_file, c.trace_events);
+    for (unsigned i = 0; i < n; ++i) {
+      const worker_place& place = rt.plan.workers()[i];
+      rt.trace->add_worker(i, "worker " + std::to_string(i) + " (PU " + std::to_string(place.pu_os_index) +
+                                  ", NUMA node " + std::to_string(place.numa_node) + ")");
+    }
+  }
   std::vector<std::string> errors(n);
   if (rt.external_engine) {
     // No threads: the workers' state is made here, in memory of their node
@@ -332,6 +341,7 @@ void runtime::stop_workers() {
     detail::wake_all(rt);
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+  if (rt.trace != nullptr) rt.trace->write(rt);  // every worker has left: the rings are still (ext/trace.hpp)
   m_shut_down = true;
 }
 

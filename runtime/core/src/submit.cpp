@@ -105,6 +105,11 @@ void submit_to_worker(runtime_core& rt, unsigned index, task* t, bool admitted) 
     if (!admitted) guard.emplace(rt, t);
     rt.external_created.fetch_add(1, std::memory_order_release);  // release: wait_idle counts it
   }
+  if (rt.trace != nullptr) [[unlikely]] {
+    // Before the push: once it is there, the target may run and free t.
+    const std::uint64_t actor = t->how == completion::routed ? t->tag : 0;
+    if (trace_ring* r = trace_here(rt)) r->instant(trace_kind::message, index, actor);
+  }
   worker& target = *rt.workers[index];
   target.inbox.push(t);
   notify_worker(target);

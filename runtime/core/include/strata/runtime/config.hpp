@@ -11,6 +11,9 @@
 // variable (or field), the value and the accepted forms.
 #pragma once
 
+#include <cstddef>
+#include <string>
+
 #include <strata/topology/config.hpp>
 
 namespace strata {
@@ -45,8 +48,14 @@ struct runtime_config {
   // context switches, CPU migrations, page faults; cycles, instructions and
   // LLC misses where the machine has a PMU (else listed as unavailable).
   bool perf_counters = false;
+  // A timeline of the run (STRATA_TRACE): Chrome/Perfetto trace-event JSON
+  // written to this file at shutdown ("%p" becomes the process id); empty:
+  // no trace. Each thread keeps its newest trace_events events
+  // (STRATA_TRACE_EVENTS, 1024 to 2^26, rounded up to a power of two).
+  std::string trace_file;
+  std::size_t trace_events = std::size_t{1} << 18;
 
-  // Reads STRATA_POLICY and STRATA_PERF_COUNTERS. Unset keeps the default; a
+  // Reads STRATA_POLICY, STRATA_PERF_COUNTERS, STRATA_TRACE and STRATA_TRACE_EVENTS. Unset keeps the default; a
   // set value must be valid.
   static runtime_config from_env();
   // Throws config_error for a value the runtime cannot honour.

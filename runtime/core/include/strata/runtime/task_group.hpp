@@ -48,6 +48,7 @@ namespace detail {
 // Runs the task frame t on worker w: the callable, its completion, the
 // frame's return to its pool (defined below).
 void run_task(worker& w, task* t) noexcept;
+void execute_task(worker& w, task* t) noexcept;  // run_task without the fairness poll
 // Reports a finished task to its group (defined below).
 void complete_task(worker& w, task_group* g, completion how) noexcept;
 }  // namespace detail
@@ -70,7 +71,7 @@ class task_group {
   bool done() const noexcept;
 
  private:
-  friend void detail::run_task(detail::worker&, detail::task*) noexcept;
+  friend void detail::execute_task(detail::worker&, detail::task*) noexcept;
   friend void detail::complete_task(detail::worker&, task_group*, detail::completion) noexcept;
   void record_exception(std::exception_ptr e) noexcept;
   void bind_outside();
@@ -224,11 +225,12 @@ inline void task_group::wait() {
     // While it does, the group cannot be done (the child is pending), so no
     // shared counter is read: pop it and run it here. Anything else (a
     // child stolen, a foreign task on top, a thief's request, the fairness
-    // poll, an exception) goes to wait_owner.
+    // poll, an exception, a traced worker: run_task records the span) goes
+    // to wait_owner.
     for (;;) {
       detail::task* t = w->deque.peek_private();
       if (t == nullptr || t->group != this || t->how != detail::completion::group_owner || w->deque.requested() ||
-          --w->ticks_left <= 0) {
+          --w->ticks_left <= 0 || w->trace != nullptr) {
         break;
       }
       w->deque.drop_private();
@@ -279,13 +281,13 @@ namespace detail {
   notify_external(rt->ext);
 }
 
-// Runs t, reports its completion, frees its frame; every
+// Runs t, reports its completion, frees its frame (execute_task); every
 // k_injector_period-th task then polls the inbox, the injector and the work
 // sources (fairness_poll). The poll
 // comes after the task: a task taken from the inbox (an actor's install)
 // must run before anything queued behind it there (its messages), and a
 // completion must not wait behind whatever the poll runs.
-[[gnu::always_inline]] inline void run_task(worker& w, task* t) noexcept {
+[[gnu::always_inline]] inline void execute_task(worker& w, task* t) noexcept {
   task_group* const g = t->group;
   const completion how = t->how;  // read first: a join frame may be gone once it is done
   task_group* const outer = w.running_group;
@@ -311,6 +313,17 @@ namespace detail {
     w.counters.executed.add();
     complete_task(w, g, how);
   }
+}
+
+// run_task with a span in the worker's trace ring (STRATA_TRACE; run.cpp).
+void run_task_traced(worker& w, task* t) noexcept;
+
+[[gnu::always_inline]] inline void run_task(worker& w, task* t) noexcept {
+  if (w.trace != nullptr) [[unlikely]] {  // the one branch tracing costs when off
+    run_task_traced(w, t);
+    return;
+  }
+  execute_task(w, t);
   if (--w.ticks_left <= 0) fairness_poll(w);
 }
 

@@ -19,6 +19,7 @@
 #include <strata/runtime/config.hpp>
 #include <strata/runtime/ext/subsystem.hpp>
 #include <strata/runtime/ext/sync.hpp>
+#include <strata/runtime/ext/trace.hpp>
 #include <strata/runtime/ext/worker.hpp>
 #include <strata/topology/placement.hpp>
 
@@ -85,6 +86,9 @@ struct runtime_core {
   std::atomic<unsigned> num_lanes{0};
   std::vector<std::unique_ptr<external_lane>> owned_lanes;
   std::uint64_t start_ns = 0;
+  // STRATA_TRACE: the timeline's rings and file (ext/trace.hpp); null when
+  // the runtime does not trace. Set before any worker runs, never changed.
+  std::unique_ptr<tracer> trace;
 
   // --- Seams (work_source.hpp, subsystem.hpp) ---
 

@@ -31,6 +31,7 @@
 namespace strata::detail {
 
 struct runtime_core;
+class trace_ring;
 
 // A counter with one writer (its worker) and racy readers: a plain add with a
 // release store (free on x86): wait_idle's acquire reads of `executed` and
@@ -108,6 +109,9 @@ struct worker {
   // The kernel's id of the thread running this worker (engine::owned: set by
   // the worker before the start latch, read after it; 0 under external).
   int os_tid = 0;
+  // STRATA_TRACE: this worker's ring (ext/trace.hpp), written by its thread
+  // only; null when the runtime does not trace (run_task's one branch).
+  trace_ring* trace = nullptr;
   worker_counters counters;
   // Work sources (work_source.hpp): sources[0, num_sources) are polled.
   // Written once per source by runtime_core::add_source (under its mutex,
