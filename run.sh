@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing (Debian packages, as root), builds
 # the release preset incrementally, prints the machine report (strata-info)
-# and runs the benchmark suite when it is built.
+# and runs the benchmark suite when it is built; without arguments the
+# suite also writes its JSON, plots and summary page to build/release/report.
 #   ./run.sh [strata-bench arguments]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -12,7 +13,12 @@ echo "== strata-info: the machine and where the workers go"
 "$build/tools/strata-info"
 if [[ -x $build/bench/strata-bench ]]; then
   echo "== strata-bench: default suite"
-  "$build/bench/strata-bench" "$@"
+  if [[ $# -eq 0 ]]; then
+    "$build/bench/strata-bench" --plot "$build/report"
+    echo "strata-bench: plots and summary: $build/report/index.html"
+  else
+    "$build/bench/strata-bench" "$@"
+  fi
 else
   echo "strata: strata-bench was not built (bench disabled in this build)" >&2
   exit 1

@@ -13,11 +13,12 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Build and library dependencies (nlohmann-json for JSON output, CLI11 for
 # strata-bench's command line), benchmark peers (oneTBB; OpenMP: libgomp from
 # g++, LLVM libomp through clang; the C++ Actor Framework for the actor
-# benchmarks), and likwid for the optional Marker API.
+# benchmarks), likwid for the optional Marker API, and matplotlib for
+# strata-bench --plot.
 packages=(g++ cmake ninja-build pkg-config libhwloc-dev hwloc libnuma-dev numactl
           nlohmann-json3-dev libcli11-dev
           libopenmpi-dev openmpi-bin libboost-dev libgtest-dev libtbb-dev likwid clang libomp-dev
-          libcaf-dev)
+          libcaf-dev python3-matplotlib)
 # The NUMA VM test boots a Debian cloud kernel under QEMU; the bridge's
 # termination protocol is model-checked with spin (Promela); the slurm tests
 # run a local cluster (tools/slurm/cluster.sh) of Debian's SLURM and munge;

@@ -36,11 +36,11 @@ inline std::shared_ptr<strata::runtime> make_strata_runtime(unsigned threads) {
       const auto r = weak.lock();
       if (!r) return sums;
       for (const auto& w : r->stats().workers) {
-        for (const auto& c : w.counters) {
-          if (c.first.rfind("perf.", 0) != 0) continue;
-          auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& kv) { return kv.first == c.first; });
-          if (it == sums.end()) it = sums.insert(sums.end(), {c.first, 0.0});
-          it->second += static_cast<double>(c.second);
+        for (const auto& ctr : w.counters) {
+          if (ctr.first.rfind("perf.", 0) != 0) continue;
+          auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& kv) { return kv.first == ctr.first; });
+          if (it == sums.end()) it = sums.insert(sums.end(), {ctr.first, 0.0});
+          it->second += static_cast<double>(ctr.second);
         }
       }
       return sums;

@@ -167,7 +167,7 @@ class command_line {
     m_app.name("strata-bench");
     m_app.description(
         "usage: strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]\n"
-        "                    [--json FILE] [--list]\n"
+        "                    [--json FILE] [--plot DIR] [--list]\n"
         "       strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]\n");
     m_app.footer(
         "The table on stdout reports median, min and max wall time over the timed runs, the\n"
@@ -222,6 +222,16 @@ class command_line {
               throw cli_error("--json needs a non-empty file path");
             }
             m_options.json_path = v;
+          });
+    value("--plot", "DIR",
+          "write DIR/results.json (unless --json), PNG plots (time, speedup\n"
+          "over serial against ideal, strata over the best peer) and\n"
+          "DIR/index.html, a one-page summary (matplotlib: python3-matplotlib)",
+          "the directory for the plots", [this](const std::string& v) {
+            if (v.empty()) {
+              throw cli_error("--plot needs a non-empty directory path");
+            }
+            m_options.plot_dir = v;
           });
     flag("--list", "list the benchmarks and the runtimes built in, then exit", m_options.list);
     flag("--placement-report",

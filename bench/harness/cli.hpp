@@ -1,7 +1,7 @@
 // Command line of strata-bench:
 //
 //   strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]
-//                [--json FILE] [--list]
+//                [--json FILE] [--plot DIR] [--list]
 //   strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]
 //
 // CLI11 reads the command line (--name VALUE or --name=VALUE); the values
@@ -34,6 +34,7 @@ struct options {
   bool runtimes_given = false;             // --runtimes was on the command line
   unsigned reps = 5;                       // timed runs after one warm-up
   std::string json_path;                   // empty: no JSON
+  std::string plot_dir;                    // --plot: JSON, PNGs and index.html there; empty: none
   bool list = false;
   bool help = false;
   bool emit_records = false;               // internal: helper mode (records on stdout)

@@ -29,6 +29,7 @@
 #include "harness/affinity.hpp"
 #include "harness/cli.hpp"
 #include "harness/measure.hpp"
+#include "harness/plot.hpp"
 #include "harness/report.hpp"
 #if defined(STRATA_BENCH_OMP_LLVM_HELPER)
 #include "harness/helper_process.hpp"
@@ -153,10 +154,18 @@ int run(const options& o) {
   }
 
   std::ofstream json;
-  if (!o.json_path.empty()) {
-    json.open(o.json_path);
+  std::string json_path = o.json_path;
+  if (!o.plot_dir.empty() && !o.emit_records) {
+    if (const std::string why = prepare_plot_dir(o.plot_dir); !why.empty()) {
+      std::cerr << "strata-bench: --plot '" << o.plot_dir << "': " << why << "\n";
+      return 2;
+    }
+    if (json_path.empty()) json_path = o.plot_dir + "/results.json";
+  }
+  if (!json_path.empty()) {
+    json.open(json_path);
     if (!json) {
-      std::cerr << "strata-bench: --json '" << o.json_path << "': cannot open the file for writing\n";
+      std::cerr << "strata-bench: --json '" << json_path << "': cannot open the file for writing\n";
       return 2;
     }
   }
@@ -307,10 +316,11 @@ int run(const options& o) {
     write_json(json, records);
     json.close();
     if (!json) {
-      std::cerr << "strata-bench: --json '" << o.json_path << "': write failed\n";
+      std::cerr << "strata-bench: --json '" << json_path << "': write failed\n";
       return 1;
     }
   }
+  if (!o.plot_dir.empty() && !o.emit_records && !write_plots(o.plot_dir, json_path, o.threads)) return 1;
   return failed == 0 ? 0 : 1;
 }
 
