@@ -3,7 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <optional>
+#include <string>
 #include <vector>
+
+#if defined(STRATA_BENCH_HAVE_RUNTIME) && !defined(STRATA_BENCH_LLVM_HELPER)
+#include <strata/runtime/profile.hpp>
+#endif
 
 namespace strata_bench {
 namespace {
@@ -68,6 +74,7 @@ struct in_flight {
   std::vector<double> rates;  // work / seconds of the timed runs that report work
   double warm_up_s = 0.0;
   counter_reader counters;  // offered by its prepare; empty: none
+  std::string region;       // the profile region of its timed runs: "bench.<name>"
   std::vector<std::pair<std::string, double>> counted;  // summed over the timed runs
 };
 
@@ -98,9 +105,18 @@ void run_once(in_flight& c, unsigned run_index, unsigned reps, bool primer = fal
     const bool count = c.counters && run_index != 0 && !primer;
     std::vector<std::pair<std::string, double>> before;
     if (count) before = c.counters();
+#if defined(STRATA_BENCH_HAVE_RUNTIME) && !defined(STRATA_BENCH_LLVM_HELPER)
+    // A likwid Marker region on the main thread per timed run (a no-op
+    // without STRATA_WITH_LIKWID): likwid-perfctr -m reports each benchmark.
+    std::optional<strata::profile::region> marked;
+    if (run_index != 0 && !primer) marked.emplace(c.region.c_str());
+#endif
     const auto start = std::chrono::steady_clock::now();
     const verdict v = c.run();
     const auto stop = std::chrono::steady_clock::now();
+#if defined(STRATA_BENCH_HAVE_RUNTIME) && !defined(STRATA_BENCH_LLVM_HELPER)
+    marked.reset();
+#endif
     if (count) add_difference(c.counted, before, c.counters());
     if (run_index == 0) {
       c.warm_up_s = std::chrono::duration<double>(stop - start).count();
@@ -157,7 +173,8 @@ void finish(const benchmark& b, in_flight& c) {
   }
   rec.check = c.failure.empty() ? "ok" : "FAIL: " + c.failure;
   if (!c.seconds.empty()) {
-    for (const auto& [name, sum] : c.counted) rec.counters.emplace_back(name, sum / static_cast<double>(c.seconds.size()));
+    const auto runs = static_cast<double>(c.seconds.size());
+    for (const auto& [name, sum] : c.counted) rec.counters.emplace_back(name, sum / runs);
   }
 }
 
@@ -170,6 +187,7 @@ std::vector<record> measure_group(const benchmark& b, const std::vector<configur
     const configuration& g = group[i];
     in_flight& c = all[i];
     c.rec = blank_record(b, g.runtime, g.threads);
+    c.region = "bench." + std::string(b.name);
     c.rec.params = g.which.params;
     if (g.which.prepare == nullptr) {
       c.failure = "no " + c.rec.runtime + " version in this binary";

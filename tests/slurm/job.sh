@@ -12,7 +12,10 @@ while [[ $# -gt 0 && $1 != -- ]]; do args+=("$1"); shift; done
 [[ ${1:-} == -- ]] || { echo "job.sh: no -- CHECK" >&2; exit 2; }
 shift
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-out=$(mktemp -d)/job.out
+tmp=$(mktemp -d)
+out=$tmp/job.out
+# The job's own files (plots, traces) go here, not into the source tree.
+export STRATA_JOB_DIR=$tmp/results
 cd "$root"
 if ! timeout 300 sbatch --wait --quiet --output="$out" "${args[@]}" "jobs/$name.sbatch"; then
   echo "job.sh: FAIL: the job $name failed; its output:" >&2

@@ -60,7 +60,8 @@ runtime_config runtime_config::from_env() {
     }
     if (used != s.size() || s[0] == '-' || n < k_min_trace_events || n > k_max_trace_events) {
       throw config_error("strata: STRATA_TRACE_EVENTS='" + s +
-                         "' is invalid; accepted: a count of events per thread, " + std::to_string(k_min_trace_events) + " to " + std::to_string(k_max_trace_events));
+                         "' is invalid; accepted: a count of events per thread, " +
+                         std::to_string(k_min_trace_events) + " to " + std::to_string(k_max_trace_events));
     }
     c.trace_events = static_cast<std::size_t>(n);
   }

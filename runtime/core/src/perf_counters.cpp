@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -62,10 +63,54 @@ std::string why(int err, const event& e) {
   return s;
 }
 
+// Runtimes of the process that count now (profile regions read their
+// thread's counters while it is not 0; relaxed: a region that misses a
+// change only counts one entry more or less).
+std::atomic<int> g_counting{0};
+
+// The calling thread's own counters, for profile regions.
+struct thread_counters {
+  bool opened = false;
+  int fds[std::size(k_events)];
+  const char* names[std::size(k_events)];
+  std::size_t n = 0;
+  ~thread_counters() {
+    for (std::size_t i = 0; i < n; ++i) close(fds[i]);
+  }
+};
+thread_local thread_counters t_counters;
+
 }  // namespace
+
+bool region_counters_on() noexcept { return g_counting.load(std::memory_order_relaxed) != 0; }
+
+std::size_t read_thread_counters(std::uint64_t* out, const char** names, std::size_t cap) noexcept {
+  thread_counters& tc = t_counters;
+  if (!tc.opened) {
+    tc.opened = true;
+    for (const auto& e : k_events) {
+      int err = 0;
+      const int fd = open_event(e, 0, &err);  // 0: the calling thread
+      if (fd < 0) continue;
+      tc.fds[tc.n] = fd;
+      tc.names[tc.n] = e.name;
+      ++tc.n;
+    }
+  }
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < tc.n && k < cap; ++i) {
+    std::uint64_t v = 0;
+    if (read(tc.fds[i], &v, sizeof v) != static_cast<ssize_t>(sizeof v)) v = 0;
+    out[k] = v;
+    names[k] = tc.names[i];
+    ++k;
+  }
+  return k;
+}
 
 perf_counters::perf_counters(runtime_core& rt) {
   constexpr std::size_t n_events = std::size(k_events);
+  g_counting.fetch_add(1, std::memory_order_relaxed);  // relaxed: see g_counting
   m_fds.assign(rt.workers.size(), std::vector<int>(n_events, -1));
   if (rt.external_engine) {
     for (const auto& e : k_events) {
@@ -92,6 +137,7 @@ perf_counters::perf_counters(runtime_core& rt) {
 }
 
 perf_counters::~perf_counters() {
+  g_counting.fetch_sub(1, std::memory_order_relaxed);  // relaxed: see g_counting
   for (auto& per_worker : m_fds) {
     for (int fd : per_worker) {
       if (fd >= 0) close(fd);

@@ -36,4 +36,11 @@ class perf_counters final : public subsystem {
 // Attaches the counters to rt (the runtime's constructor, when asked).
 void attach_perf_counters(runtime_core& rt);
 
+// For profile regions (profile.hpp): whether any runtime of the process
+// counts now, and the calling thread's own counters, opened on its first
+// call (events the kernel refuses are left out). Reads at most `cap`
+// values into out, names[i] naming out[i]; returns how many.
+bool region_counters_on() noexcept;
+std::size_t read_thread_counters(std::uint64_t* out, const char** names, std::size_t cap) noexcept;
+
 }  // namespace strata::detail

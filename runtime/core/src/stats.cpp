@@ -2,6 +2,7 @@
 // jobs consume.
 #include <chrono>
 
+#include <strata/runtime/profile.hpp>
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/stats.hpp>
 #include <nlohmann/json.hpp>
@@ -137,6 +138,16 @@ std::string runtime_stats::to_json() const {
     list.push_back(std::move(j));
   }
   out["workers"] = std::move(list);
+  // Profile regions (profile.hpp; process-wide), with their perf_event totals.
+  if (const auto regions = profile::counts(); !regions.empty()) {
+    json list_r = json::array();
+    for (const auto& rc : regions) {
+      json j = {{"name", rc.name}, {"entries", rc.entries}, {"likwid_status", rc.likwid_status}};
+      for (const auto& [name, value] : rc.perf) j[name] = value;
+      list_r.push_back(std::move(j));
+    }
+    out["regions"] = std::move(list_r);
+  }
   if (!unavailable_counters.empty()) {
     json why = json::object();
     for (const auto& [name, reason] : unavailable_counters) why[name] = reason;

@@ -23,11 +23,19 @@ std::size_t round_up_pow2(std::size_t n) noexcept {
   return p;
 }
 
+// Tracers made in this process so far: "%n" in a path (a program, or
+// strata-bench, that starts several runtimes keeps one file per runtime).
+std::atomic<unsigned> g_tracers{0};
+
 std::string expand_path(const std::string& path) {
   std::string out;
+  const unsigned seq = g_tracers.fetch_add(1, std::memory_order_relaxed);  // relaxed: a unique number only
   for (std::size_t i = 0; i < path.size(); ++i) {
     if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'p') {
       out += std::to_string(getpid());
+      ++i;
+    } else if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'n') {
+      out += std::to_string(seq);
       ++i;
     } else {
       out += path[i];
@@ -226,7 +234,8 @@ tracer::tracer(const std::string& path, std::size_t events_per_thread)
   (void)origin();  // decides the clock before any ring records
   if (m_file == nullptr) {
     throw config_error("strata: STRATA_TRACE (config.trace_file) '" + path + "': cannot open '" + m_path +
-                       "' for writing: " + std::strerror(errno) + "; accepted: a writable file path (%p: the pid)");
+                       "' for writing: " + std::strerror(errno) +
+                       "; accepted: a writable file path (%p: the pid, %n: the runtime's number in the process)");
   }
 }
 

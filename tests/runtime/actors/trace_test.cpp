@@ -200,6 +200,30 @@ TEST(Trace, AFullRingKeepsTheNewestAndSaysHowManyWereDropped) {
   std::remove(path.c_str());
 }
 
+TEST(Trace, PercentNGivesEachRuntimeItsOwnFile) {
+  const std::string pattern = temp_path("tracen-%n");
+  std::vector<std::string> files;
+  for (int i = 0; i < 2; ++i) {
+    strata::config c = strata::test::workers(1);
+    c.trace_file = pattern;
+    strata::runtime rt{c};
+    rt.submit([] {}).get();
+  }
+  std::size_t found = 0;
+  const std::string stem = std::filesystem::path(pattern).filename().string();
+  const std::string prefix = stem.substr(0, stem.find("%n"));
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(pattern).parent_path())) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find(std::to_string(getpid())) != std::string::npos) {
+      const auto threads = check_and_count(read_trace(e.path().string()));
+      EXPECT_EQ(threads.at(0).tasks, 1u) << name;
+      std::filesystem::remove(e.path());
+      ++found;
+    }
+  }
+  EXPECT_EQ(found, 2u) << "one file per runtime from " << pattern;
+}
+
 TEST(Trace, OffWritesNothingAndBadValuesAreClearErrors) {
   {
     strata::runtime rt{strata::test::workers(1)};

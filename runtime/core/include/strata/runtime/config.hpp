@@ -49,7 +49,8 @@ struct runtime_config {
   // LLC misses where the machine has a PMU (else listed as unavailable).
   bool perf_counters = false;
   // A timeline of the run (STRATA_TRACE): Chrome/Perfetto trace-event JSON
-  // written to this file at shutdown ("%p" becomes the process id); empty:
+  // written to this file at shutdown ("%p" becomes the process id, "%n" the
+  // runtime's number among those traced in the process); empty:
   // no trace. Each thread keeps its newest trace_events events
   // (STRATA_TRACE_EVENTS, 1024 to 2^26, rounded up to a power of two).
   std::string trace_file;

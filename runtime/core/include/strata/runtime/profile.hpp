@@ -11,10 +11,19 @@
 // counts() says, per region name, how many times threads entered it and
 // what likwid answered the last time (0: measured; -14 (-EFAULT): the
 // program does not run under likwid-perfctr -m).
+//
+// perf_event per region: while a runtime of the process counts
+// (STRATA_PERF_COUNTERS=1), a region also reads the calling thread's own
+// perf_event counters (opened on the thread's first such region: software
+// events everywhere, hardware ones where the PMU exists) at entry and exit
+// and adds the differences to its name's `perf` totals; they appear in
+// counts() and under "regions" in runtime_stats::to_json(). Regions are
+// process-wide: every runtime's JSON shows them all.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace strata::profile {
@@ -23,6 +32,9 @@ struct region_count {
   std::string name;
   std::uint64_t entries = 0;
   int likwid_status = 0;
+  // perf_event counts summed over the region's entries ("perf.page_faults",
+  // ...); empty unless a runtime counted while threads were inside.
+  std::vector<std::pair<std::string, std::uint64_t>> perf;
 };
 
 #ifdef STRATA_WITH_LIKWID
@@ -35,8 +47,12 @@ class region {
   region(const region&) = delete;
   region& operator=(const region&) = delete;
 
+  static constexpr std::size_t k_max_perf = 8;
+
  private:
   const char* m_name;
+  std::uint64_t m_perf[k_max_perf];  // the thread's counters at entry
+  std::uint32_t m_perf_n = 0;        // how many were read (0: none)
 };
 
 // Registers the calling thread with the Marker API (the workers do it at

@@ -115,7 +115,8 @@ class trace_ring {
 
 class tracer {
  public:
-  // Opens `path` now ("%p" in it becomes the process id), so that a path
+  // Opens `path` now ("%p" in it becomes the process id, "%n" the number of
+  // tracers made before this one in the process), so that a path
   // that cannot be written fails the runtime's start, naming STRATA_TRACE.
   tracer(const std::string& path, std::size_t events_per_thread);
   ~tracer();
