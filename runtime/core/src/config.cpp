@@ -65,6 +65,14 @@ runtime_config runtime_config::from_env() {
     }
     c.trace_events = static_cast<std::size_t>(n);
   }
+  if (const char* v = std::getenv("STRATA_IO_POLL_US"); v != nullptr && *v != '\0') {
+    const std::string s = v;
+    const bool digits = s.size() <= 7 && s.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoul(s) > 1000000) {
+      throw config_error("strata: STRATA_IO_POLL_US='" + s + "' is invalid; accepted: 0 to 1000000 (microseconds)");
+    }
+    c.io_poll_us = static_cast<unsigned>(std::stoul(s));
+  }
   return c;
 }
 
@@ -79,6 +87,9 @@ void runtime_config::validate() const {
   if (!trace_file.empty() && (trace_events < k_min_trace_events || trace_events > k_max_trace_events)) {
     throw config_error("strata: config.trace_events is " + std::to_string(trace_events) + "; accepted: " +
                        std::to_string(k_min_trace_events) + " to " + std::to_string(k_max_trace_events));
+  }
+  if (io_poll_us > 1000000) {
+    throw config_error("strata: config.io_poll_us is " + std::to_string(io_poll_us) + "; accepted: 0 to 1000000");
   }
   if (actor_budget == 0) {
     throw usage_error("strata::config::actor_budget is 0; accepted: at least 1 message per actor turn");

@@ -1,11 +1,13 @@
 // strata: the in-process API in one header (target strata::strata): the
-// core runtime, actors, lock-mode and dataflow tasks, NUMA memory, topology.
+// core runtime, actors, lock-mode and dataflow tasks, event loops, NUMA memory,
+// topology.
 #pragma once
 
 #include <strata/access/dataflow.hpp>
 #include <strata/access/resource.hpp>
 #include <strata/actors/actor.hpp>
 #include <strata/config.hpp>
+#include <strata/io/event_loop.hpp>
 #include <strata/numa_alloc/memory.hpp>
 #include <strata/numa_alloc/numa_allocator.hpp>
 #include <strata/runtime/config.hpp>

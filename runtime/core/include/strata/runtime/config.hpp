@@ -44,6 +44,10 @@ struct runtime_config {
   unsigned monitor_period_ms = 5;
   // Lock-mode tasks: how many new readers may overtake a waiting writer.
   unsigned reader_front_runs = 8;
+  // Event loops (strata::io): the longest a busy worker goes between two
+  // non-blocking polls of its epoll set, in µs (STRATA_IO_POLL_US; 0: at
+  // every chance, up to 1000000).
+  unsigned io_poll_us = 50;
   // perf_event counters per worker in stats() (STRATA_PERF_COUNTERS=1|0):
   // context switches, CPU migrations, page faults; cycles, instructions and
   // LLC misses where the machine has a PMU (else listed as unavailable).
@@ -56,7 +60,8 @@ struct runtime_config {
   std::string trace_file;
   std::size_t trace_events = std::size_t{1} << 18;
 
-  // Reads STRATA_POLICY, STRATA_PERF_COUNTERS, STRATA_TRACE and STRATA_TRACE_EVENTS. Unset keeps the default; a
+  // Reads STRATA_POLICY, STRATA_PERF_COUNTERS, STRATA_TRACE, STRATA_TRACE_EVENTS
+  // and STRATA_IO_POLL_US. Unset keeps the default; a
   // set value must be valid.
   static runtime_config from_env();
   // Throws config_error for a value the runtime cannot honour.

@@ -1,0 +1,198 @@
+// The per-worker event loops (strata::io): descriptors watched on their
+// worker, timers in order and never early, no lost wake-up of workers
+// parked in epoll_wait under 10^5 submissions from another thread, handler
+// exceptions isolated, pending timers awaited by wait_idle, bad use refused.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <strata/strata.hpp>
+
+#include "env_guard.hpp"
+#include "eventually.hpp"
+#include "runtime_config.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+std::uint64_t sum(const strata::runtime& rt, const char* counter) {
+  std::uint64_t n = 0;
+  for (const auto& w : rt.stats().workers) n += w.counter(counter);
+  return n;
+}
+
+struct pipe_pair {
+  int fds[2] = {-1, -1};
+  pipe_pair() {
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+  }
+  ~pipe_pair() {
+    close(fds[0]);
+    close(fds[1]);
+  }
+};
+
+TEST(EventLoop, APipeIsServedOnItsWorkerUntilUnwatched) {
+  strata::runtime rt{strata::test::workers(2)};
+  pipe_pair p;
+  std::atomic<int> bytes{0}, wrong_worker{0};
+  auto& loop = strata::io::loop_of(rt, strata::worker_id{1});
+  EXPECT_EQ(loop.worker().value, 1u);
+  const auto id = loop.watch(p.fds[0], strata::io::readable, [&](std::uint32_t ev) {
+    EXPECT_TRUE(ev & strata::io::readable);
+    if (strata::this_worker()->value != 1) wrong_worker.fetch_add(1);
+    char buf[64];
+    const ssize_t n = read(p.fds[0], buf, sizeof buf);
+    if (n > 0) bytes.fetch_add(static_cast<int>(n));
+  });
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(write(p.fds[1], "x", 1), 1);
+    if (i % 10 == 0) std::this_thread::sleep_for(2ms);  // the worker parks in epoll_wait between bursts
+  }
+  EXPECT_TRUE(strata::test::eventually([&] { return bytes.load() == 100; }));
+  EXPECT_EQ(wrong_worker.load(), 0);
+  loop.unwatch(id);
+  rt.wait_idle();  // the unwatch command has been seen: the worker woke for it
+  rt.submit_on(strata::worker_id{1}, [] {}).get();
+  ASSERT_EQ(write(p.fds[1], "yy", 2), 2);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(bytes.load(), 100) << "a handler ran after unwatch";
+  EXPECT_GE(sum(rt, "io_events"), 1u);
+  EXPECT_GE(sum(rt, "io_waits"), 1u) << "the worker never parked in its epoll wait";
+}
+
+TEST(EventLoop, TimersFireInOrderAndNeverEarly) {
+  strata::runtime rt{strata::test::workers(2)};
+  constexpr int n = 300;
+  // The loop takes a timer's deadline inside after(): between now + delay
+  // before the call and now + delay after it.
+  std::vector<clock_type::time_point> due_before(n), due_after(n);
+  std::mutex m;
+  std::vector<std::pair<int, clock_type::time_point>> log;  // (timer, when it ran), in firing order
+  std::mt19937 rng(7);
+  auto set = [&](strata::io::event_loop& loop, int i) {
+    const auto d = std::chrono::microseconds(rng() % 5000);
+    due_before[i] = clock_type::now() + d;
+    loop.after(d, [&, i] {
+      std::lock_guard lock(m);
+      log.emplace_back(i, clock_type::now());
+    });
+    due_after[i] = clock_type::now() + d;
+  };
+  // Half set on worker 0 itself (the owner's path), half from the main thread (commands).
+  rt.submit_on(strata::worker_id{0}, [&] {
+    for (int i = 0; i < n / 2; ++i) set(strata::io::this_loop(), i);
+  }).get();
+  for (int i = n / 2; i < n; ++i) set(strata::io::loop_of(rt, strata::worker_id{0}), i);
+  rt.wait_idle();  // pending timers are work in flight: this waits for all of them
+  ASSERT_EQ(log.size(), static_cast<std::size_t>(n));
+  for (std::size_t k = 0; k < log.size(); ++k) {
+    const int i = log[k].first;
+    EXPECT_GE(log[k].second, due_before[i]) << "timer " << i << " ran early";
+    if (k > 0) {
+      EXPECT_LE(due_before[log[k - 1].first], due_after[i]) << "out of order at " << k;
+    }
+  }
+  EXPECT_EQ(sum(rt, "io_timers_fired"), static_cast<std::uint64_t>(n));
+}
+
+TEST(EventLoop, CancelledTimersDoNotRunAndDoNotHoldWaitIdle) {
+  strata::runtime rt{strata::test::workers(1)};
+  auto& loop = strata::io::loop_of(rt, strata::worker_id{0});
+  std::atomic<int> ran{0};
+  const auto far = loop.after(1h, [&] { ran.fetch_add(1); });
+  loop.after(1ms, [&] { ran.fetch_add(10); });
+  loop.cancel(far);
+  const auto t0 = clock_type::now();
+  rt.wait_idle();
+  EXPECT_LT(clock_type::now() - t0, 10s);
+  EXPECT_EQ(ran.load(), 10);
+  EXPECT_EQ(sum(rt, "io_timers_cancelled"), 1u);
+}
+
+TEST(EventLoop, NoLostWakeUpUnderManySubmissionsToParkedWorkers) {
+  strata::runtime rt{strata::test::workers(2)};
+  (void)strata::io::loop_of(rt, strata::worker_id{0});  // both workers now park in epoll_wait
+  constexpr int n = 100000;
+  std::atomic<int> done{0};
+  for (int i = 0; i < n; ++i) {
+    rt.submit_on(strata::worker_id{static_cast<unsigned>(i % 2)}, [&] { done.fetch_add(1); });
+    if (i % 1000 == 0) std::this_thread::sleep_for(300us);  // let them park
+  }
+  // A timer set from outside on each parked worker wakes it too.
+  for (unsigned w = 0; w < 2; ++w) strata::io::loop_of(rt, strata::worker_id{w}).after(1ms, [&] { done.fetch_add(1); });
+  EXPECT_TRUE(strata::test::eventually([&] { return done.load() == n + 2; }, std::chrono::seconds(60)));
+  rt.wait_idle();
+  const auto s = rt.stats();
+  std::uint64_t parks = 0;
+  for (const auto& w : s.workers) parks += w.parks;
+  EXPECT_GE(parks, 1u);
+  EXPECT_GE(sum(rt, "io_waits"), 1u);
+  std::printf("[ io       ] %d submissions, %llu parks, %llu epoll waits\n", n,
+              static_cast<unsigned long long>(parks), static_cast<unsigned long long>(sum(rt, "io_waits")));
+}
+
+TEST(EventLoop, AHandlerExceptionIsIsolated) {
+  strata::runtime rt{strata::test::workers(1)};
+  pipe_pair a, b;
+  auto& loop = strata::io::loop_of(rt, strata::worker_id{0});
+  std::atomic<int> served{0};
+  const auto bad = loop.watch(a.fds[0], strata::io::readable, [&](std::uint32_t) {
+    char c;
+    (void)read(a.fds[0], &c, 1);
+    throw std::runtime_error("handler fails");
+  });
+  loop.watch(b.fds[0], strata::io::readable, [&](std::uint32_t) {
+    char c;
+    if (read(b.fds[0], &c, 1) == 1) served.fetch_add(1);
+  });
+  loop.after(1ms, [] { throw std::logic_error("timer fails"); });
+  ASSERT_EQ(write(a.fds[1], "x", 1), 1);
+  ASSERT_EQ(write(b.fds[1], "x", 1), 1);
+  EXPECT_TRUE(strata::test::eventually([&] { return served.load() == 1 && sum(rt, "io_handler_errors") == 2; }));
+  loop.unwatch(bad);
+  rt.wait_idle();
+  EXPECT_EQ(rt.stats().workers[0].detached_exceptions, 2u);
+  EXPECT_EQ(rt.submit([] { return 5; }).get(), 5) << "the worker still runs tasks";
+}
+
+TEST(EventLoop, BadUseIsAClearError) {
+  strata::runtime rt{strata::test::workers(1)};
+  EXPECT_THROW((void)strata::io::this_loop(), strata::usage_error);
+  EXPECT_THROW((void)strata::io::loop_of(rt, strata::worker_id{3}), strata::usage_error);
+  auto& loop = strata::io::loop_of(rt, strata::worker_id{0});
+  try {
+    loop.watch(12345, strata::io::readable, [](std::uint32_t) {});
+    ADD_FAILURE() << "a closed descriptor was watched";
+  } catch (const strata::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("fd 12345"), std::string::npos) << e.what();
+  }
+  const int file = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(file, 0);
+  EXPECT_THROW(loop.watch(file, strata::io::readable, [](std::uint32_t) {}), strata::usage_error);
+  close(file);
+  EXPECT_THROW(loop.watch(0, strata::io::readable, nullptr), strata::usage_error);
+  EXPECT_THROW(loop.after(1ms, nullptr), strata::usage_error);
+  strata::test::env_guard g;
+  g.set("STRATA_IO_POLL_US", "fast");
+  EXPECT_THROW((void)strata::runtime_config::from_env(), strata::config_error);
+  g.set("STRATA_IO_POLL_US", "2000000");
+  EXPECT_THROW((void)strata::runtime_config::from_env(), strata::config_error);
+  g.set("STRATA_IO_POLL_US", "10");
+  EXPECT_EQ(strata::runtime_config::from_env().io_poll_us, 10u);
+}
+
+}  // namespace
