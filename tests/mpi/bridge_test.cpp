@@ -377,7 +377,9 @@ TEST(Malformed, RawBuffersAreRejectedByReasonAndServiceGoesOn) {
     corpus.emplace_back(std::vector<std::byte>(200 * 1024), "truncated");
     for (int dst = 1; dst < g_mpi->size(); ++dst) {
       for (const auto& [bytes, why] : corpus) {
-        app_mpi([&] { return MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dst, 1, bridge_comm()); });
+        app_mpi([&] {
+          return MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dst, 1, bridge_comm());
+        });
       }
     }
   }
@@ -506,7 +508,8 @@ int main(int argc, char** argv) {
     g_mpi = &mpi;
     if (mpi.rank() == 0) {
       std::printf("[ session ] %d ranks, %s, progress %s, MPI initialised by %s\n", mpi.size(),
-                  mpi.stats().thread_level.c_str(), mpi.stats().progress.c_str(), mpi.owns_mpi() ? "strata" : "the application");
+                  mpi.stats().thread_level.c_str(), mpi.stats().progress.c_str(),
+                  mpi.owns_mpi() ? "strata" : "the application");
     }
     rc = RUN_ALL_TESTS();
     // A failure on one rank fails the job: the others must not exit 0.
