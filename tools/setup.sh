@@ -22,9 +22,10 @@ packages=(g++ cmake ninja-build pkg-config libhwloc-dev hwloc libnuma-dev numact
 # The NUMA VM test boots a Debian cloud kernel under QEMU; the bridge's
 # termination protocol is model-checked with spin (Promela); the slurm tests
 # run a local cluster (tools/slurm/cluster.sh) of Debian's SLURM and munge;
-# a timeline is opened in Chromium's trace engine (python3-websocket drives it).
+# a timeline is opened in Chromium's trace engine (python3-websocket drives it);
+# strata-http is driven by wrk.
 if [[ $purpose == test ]]; then
-  packages+=(qemu-system-x86 busybox-static cpio spin slurm-wlm munge chromium python3-websocket)
+  packages+=(qemu-system-x86 busybox-static cpio spin slurm-wlm munge chromium python3-websocket wrk)
 fi
 
 missing=()

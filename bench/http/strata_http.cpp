@@ -1,0 +1,216 @@
+// strata-http: a minimal HTTP/1.1 keep-alive server on strata's event loops
+// (seed 003), the server side of the latency benchmark.
+//
+//   strata-http [--port N] [--workers P] [--delay-us D] [--requests N]
+//
+// The listening socket is watched on worker 0; each accepted connection is
+// handed round robin to a worker and stays there: its reads, its timers and
+// its writes all run on that worker's loop. Every complete request (up to
+// the blank line; bodies are not supported) is answered after a mock delay
+// on the worker's timer (1 ms by default, 0: at once), in request order.
+// It prints "strata-http: listening on 127.0.0.1:PORT" once ready, serves
+// until SIGINT/SIGTERM (or --requests answered), then prints what it served.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <strata/io/event_loop.hpp>
+#include <strata/strata.hpp>
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+std::atomic<std::uint64_t> g_answered{0}, g_connections{0}, g_bad{0};
+
+constexpr char k_response[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n";
+constexpr char k_bad[] =
+    "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+constexpr std::size_t k_max_header = 8192;
+
+// One connection, owned by its worker's loop (every member is touched there only).
+struct connection : std::enable_shared_from_this<connection> {
+  int fd;
+  std::chrono::microseconds delay;
+  std::string in, out;
+  strata::io::watch_id watch{};
+  bool closed = false;
+  bool retry_armed = false;
+
+  connection(int f, std::chrono::microseconds d) : fd(f), delay(d) {}
+
+  void start() {
+    auto self = shared_from_this();
+    watch = strata::io::this_loop().watch(fd, strata::io::readable, [self](std::uint32_t) { self->on_readable(); });
+  }
+
+  void on_readable() {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = read(fd, buf, sizeof buf);
+      if (n > 0) {
+        in.append(buf, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n == 0 || (errno != EAGAIN && errno != EINTR)) return close_now();
+      if (errno == EAGAIN) break;
+    }
+    std::size_t end;
+    while ((end = in.find("\r\n\r\n")) != std::string::npos) {
+      const bool get = in.compare(0, 4, "GET ") == 0 || in.compare(0, 5, "HEAD ") == 0;
+      in.erase(0, end + 4);
+      if (!get) {
+        g_bad.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+        out += k_bad;
+        flush();
+        return close_now();
+      }
+      answer();
+    }
+    if (in.size() > k_max_header) {
+      g_bad.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+      out += k_bad;
+      flush();
+      close_now();
+    }
+  }
+
+  void answer() {
+    if (delay.count() == 0) return respond();
+    auto self = shared_from_this();
+    strata::io::this_loop().after(delay, [self] { self->respond(); });
+  }
+
+  void respond() {
+    if (closed) return;
+    out += k_response;
+    g_answered.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+    flush();
+  }
+
+  // Writes what it can; the rest is retried shortly on the same worker
+  // (responses are tiny: a full socket buffer is rare).
+  void flush() {
+    while (!out.empty() && !closed) {
+      const ssize_t n = write(fd, out.data(), out.size());
+      if (n > 0) {
+        out.erase(0, static_cast<std::size_t>(n));
+      } else if (n < 0 && errno == EAGAIN) {
+        if (!retry_armed) {
+          retry_armed = true;
+          auto self = shared_from_this();
+          strata::io::this_loop().after(std::chrono::microseconds(50), [self] {
+            self->retry_armed = false;
+            self->flush();
+          });
+        }
+        return;
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        return close_now();
+      }
+    }
+  }
+
+  void close_now() {
+    if (closed) return;
+    closed = true;
+    strata::io::this_loop().unwatch(watch);
+    close(fd);
+  }
+};
+
+long arg_value(int argc, char** argv, const char* name, long fallback, long lo, long hi) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) != 0) continue;
+    char* end = nullptr;
+    const long v = std::strtol(argv[i + 1], &end, 10);
+    if (end == argv[i + 1] || *end != '\0' || v < lo || v > hi) {
+      std::fprintf(stderr, "strata-http: %s '%s': accepted: %ld to %ld\n", name, argv[i + 1], lo, hi);
+      std::exit(2);
+    }
+    return v;
+  }
+  return fallback;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a != "--port" && a != "--workers" && a != "--delay-us" && a != "--requests") {
+      std::fprintf(stderr, "usage: strata-http [--port N] [--workers P] [--delay-us D] [--requests N]\n");
+      return 2;
+    }
+  }
+  const long port = arg_value(argc, argv, "--port", 0, 0, 65535);
+  const long delay_us = arg_value(argc, argv, "--delay-us", 1000, 0, 10000000);
+  const long stop_after = arg_value(argc, argv, "--requests", 0, 0, 1L << 40);
+  strata::config c = strata::config::from_env();
+  if (const long p = arg_value(argc, argv, "--workers", 0, 0, 4096); p > 0) c.workers = static_cast<unsigned>(p);
+  strata::runtime rt{c};
+
+  const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const int one = 1;
+  setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (lfd < 0 || bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(lfd, 1024) != 0) {
+    std::fprintf(stderr, "strata-http: cannot listen on 127.0.0.1:%ld: %s\n", port, std::strerror(errno));
+    return 1;
+  }
+  socklen_t len = sizeof addr;
+  getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const auto delay = std::chrono::microseconds(delay_us);
+  const unsigned workers = rt.num_workers();
+  auto next = std::make_shared<unsigned>(0);  // round robin, touched on worker 0 only
+  auto on_accept = [&rt, lfd, delay, workers, next](std::uint32_t) {
+    for (;;) {
+      const int fd = accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;  // EAGAIN: all taken
+      const int nodelay = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
+      g_connections.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+      const unsigned w = (*next)++ % workers;
+      // The connection lives on worker w from here on (the future is not waited for).
+      (void)rt.submit_on(strata::worker_id{w}, [fd, delay] { std::make_shared<connection>(fd, delay)->start(); });
+    }
+  };
+  strata::io::loop_of(rt, strata::worker_id{0}).watch(lfd, strata::io::readable, on_accept);
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa{};
+  sa.sa_handler = [](int) { g_stop.store(true); };
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::printf("strata-http: listening on 127.0.0.1:%u, %u workers, delay %ld us\n", ntohs(addr.sin_port), workers,
+              delay_us);
+  std::fflush(stdout);
+  while (!g_stop.load() && (stop_after == 0 || g_answered.load() < static_cast<std::uint64_t>(stop_after))) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::printf("strata-http: %llu connections, %llu requests answered, %llu bad\n",
+              static_cast<unsigned long long>(g_connections.load()), static_cast<unsigned long long>(g_answered.load()),
+              static_cast<unsigned long long>(g_bad.load()));
+  std::printf("%s\n", rt.stats().to_json().c_str());
+  std::fflush(stdout);
+  close(lfd);
+  rt.shutdown();  // waits for answers still on their timers; open connections go with their loops
+  return 0;
+}
