@@ -99,12 +99,19 @@ TEST(EventLoop, TimersFireInOrderAndNeverEarly) {
   for (int i = n / 2; i < n; ++i) set(strata::io::loop_of(rt, strata::worker_id{0}), i);
   rt.wait_idle();  // pending timers are work in flight: this waits for all of them
   ASSERT_EQ(log.size(), static_cast<std::size_t>(n));
+  // Every timer no earlier than its deadline; those set on the worker itself
+  // (0 .. n/2) in deadline order. One set from another thread joins the
+  // heap when the worker takes its command, so it can follow a timer due
+  // later that fired in between (seen once under CI load: 19 µs).
+  int last_owner = -1;
   for (std::size_t k = 0; k < log.size(); ++k) {
     const int i = log[k].first;
     EXPECT_GE(log[k].second, due_before[i]) << "timer " << i << " ran early";
-    if (k > 0) {
-      EXPECT_LE(due_before[log[k - 1].first], due_after[i]) << "out of order at " << k;
+    if (i >= n / 2) continue;
+    if (last_owner >= 0) {
+      EXPECT_LE(due_before[last_owner], due_after[i]) << "out of order at " << k;
     }
+    last_owner = i;
   }
   EXPECT_EQ(sum(rt, "io_timers_fired"), static_cast<std::uint64_t>(n));
 }

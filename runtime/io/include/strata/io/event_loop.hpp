@@ -55,8 +55,10 @@ class event_loop {
   // No new calls of the watch's handler once the loop's worker has seen it
   // (at once from that worker). Unknown ids are ignored.
   virtual void unwatch(watch_id id) = 0;
-  // Runs fn on the loop's worker no earlier than `delay` from now; timers
-  // due at the same instant run in the order they were set.
+  // Runs fn on the loop's worker no earlier than `delay` from now. Timers
+  // run in deadline order (equal deadlines in the order they were set) among
+  // those the loop holds; one set from another thread joins when the loop
+  // takes its command, and may so follow a timer due later that ran first.
   virtual timer_id after(std::chrono::nanoseconds delay, std::function<void()> fn) = 0;
   // The timer does not run if the loop sees the cancel before it is due.
   virtual void cancel(timer_id id) = 0;
