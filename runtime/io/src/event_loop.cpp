@@ -16,7 +16,9 @@
 // reach the owner before its install command has been applied: a lookup
 // that misses applies the pending commands and looks again (the command
 // was pushed, under the mutex, before epoll_ctl made the event possible).
-// unwatch() removes fd from the set at once, and the handler by command.
+// unwatch() is a command like the others (only the owner knows the fd of a
+// watch id): the owner removes fd from the set and the handler together,
+// before it fetches events again (poll applies commands first).
 //
 // Idle wait. The owner's park is epoll_wait(-1) on its set, which holds an
 // eventfd (written by wake_idle: the core calls it only for a worker it

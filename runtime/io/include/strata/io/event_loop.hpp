@@ -19,8 +19,8 @@
 // the loop goes on. Descriptors are level-triggered. A pending timer is work
 // in flight: wait_idle (and so shutdown) waits for it to fire or be
 // cancelled. Calls from any thread are allowed; those made off the loop's
-// worker are handed to it and take effect when it next looks (watch and
-// unwatch change the epoll set at once).
+// worker are handed to it and take effect when it next looks (watch adds
+// the descriptor to the epoll set at once, so that it can fail at once).
 #pragma once
 
 #include <chrono>
