@@ -115,17 +115,6 @@ void put_us(std::FILE* f, std::uint64_t ns, std::uint64_t base) {
   std::fprintf(f, "%" PRIu64 ".%03" PRIu64, d / 1000, d % 1000);
 }
 
-const char* tier_name(std::uint8_t k) noexcept {
-  switch (static_cast<tier_kind>(k)) {
-    case tier_kind::core: return "core";
-    case tier_kind::l3: return "l3";
-    case tier_kind::numa: return "numa";
-    case tier_kind::package: return "package";
-    case tier_kind::remote: return "remote";
-  }
-  return "?";
-}
-
 // One event as a trace-event object (after a ",\n" written by the caller).
 void put_event(std::FILE* f, const trace_event& e, long pid, long tid, std::uint64_t base) {
   auto head = [&](const char* name, const char* cat, const char* ph) {
@@ -156,7 +145,7 @@ void put_event(std::FILE* f, const trace_event& e, long pid, long tid, std::uint
     case trace_kind::steal:
       head("steal", "steal", "i");
       std::fprintf(f, ",\"s\":\"t\",\"args\":{\"victim\":%u,\"tier\":%u,\"kind\":\"%s\",\"tasks\":%u}}", e.peer,
-                   e.small & 15u, tier_name(e.small >> 4), e.count);
+                   e.small & 15u, to_string(static_cast<tier_kind>(e.small >> 4)), e.count);
       break;
     case trace_kind::wake:
       head("wake", "idle", "i");
