@@ -41,11 +41,12 @@ actor_system::actor_system(runtime_core& c) : core(c), budget(c.settings.actor_b
     return aw;
   });
   // The monitor is a thread of the runtime's own: none under engine::external
-  // (the runtime starts no threads) or deterministic_seed (a fixed schedule).
+  // (the runtime starts no threads) or deterministic_seed (a fixed schedule),
+  // and none under policy::pinned_mpsc (work stays where it was placed).
   // The sources above already point at this object, so the constructor may
   // not throw from here on: without its monitor thread the actors still run,
   // only unmigrated.
-  if (!core.external_engine && !core.deterministic) {
+  if (!core.external_engine && !core.deterministic && core.settings.policy != policy::pinned_mpsc) {
     try {
       start_monitor(*this, core.settings.monitor_period_ms);
     } catch (const std::exception& e) {

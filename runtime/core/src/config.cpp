@@ -12,6 +12,17 @@ namespace strata {
 namespace {
 constexpr std::size_t k_min_trace_events = 1024;
 constexpr std::size_t k_max_trace_events = std::size_t{1} << 26;
+constexpr unsigned k_max_hybrid_bound = 1u << 20;
+
+// A decimal count in [lo, hi] from variable `name`, or config_error naming it.
+unsigned parse_count(const char* name, const std::string& s, unsigned lo, unsigned hi, const char* unit) {
+  const bool digits = !s.empty() && s.size() <= 7 && s.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoul(s) < lo || std::stoul(s) > hi) {
+    throw config_error(std::string("strata: ") + name + "='" + s + "' is invalid; accepted: " + std::to_string(lo) +
+                       " to " + std::to_string(hi) + " (" + unit + ")");
+  }
+  return static_cast<unsigned>(std::stoul(s));
+}
 }  // namespace
 
 const char* to_string(engine e) noexcept {
@@ -66,20 +77,22 @@ runtime_config runtime_config::from_env() {
     c.trace_events = static_cast<std::size_t>(n);
   }
   if (const char* v = std::getenv("STRATA_IO_POLL_US"); v != nullptr && *v != '\0') {
-    const std::string s = v;
-    const bool digits = s.size() <= 7 && s.find_first_not_of("0123456789") == std::string::npos;
-    if (!digits || std::stoul(s) > 1000000) {
-      throw config_error("strata: STRATA_IO_POLL_US='" + s + "' is invalid; accepted: 0 to 1000000 (microseconds)");
-    }
-    c.io_poll_us = static_cast<unsigned>(std::stoul(s));
+    c.io_poll_us = parse_count("STRATA_IO_POLL_US", v, 0, 1000000, "microseconds");
+  }
+  if (const char* v = std::getenv("STRATA_HYBRID_BOUND"); v != nullptr && *v != '\0') {
+    c.hybrid_bound = parse_count("STRATA_HYBRID_BOUND", v, 1, k_max_hybrid_bound, "tasks per worker queue");
   }
   return c;
 }
 
 void runtime_config::validate() const {
-  if (policy != policy::tiered_stealing) {
-    throw config_error(std::string("strata: policy ") + to_string(policy) +
-                       " (STRATA_POLICY or config.policy) is not built yet; accepted now: tiered_stealing");
+  if (policy != policy::tiered_stealing && policy != policy::pinned_mpsc && policy != policy::hybrid) {
+    throw config_error("strata: config.policy is not a strata::policy value; accepted: tiered_stealing, "
+                       "pinned_mpsc, hybrid");
+  }
+  if (hybrid_bound == 0 || hybrid_bound > k_max_hybrid_bound) {
+    throw config_error("strata: config.hybrid_bound is " + std::to_string(hybrid_bound) + "; accepted: 1 to " +
+                       std::to_string(k_max_hybrid_bound));
   }
   if (engine != engine::owned && engine != engine::external) {
     throw config_error("strata: config.engine is not a strata::engine value; accepted: owned, external");

@@ -15,6 +15,10 @@
 // keeps the rest on its own deque, so a remote transfer is paid once per
 // batch. `lost` moves on to the next victim; `empty` also asks the victim
 // to share (the deque's request flag).
+//
+// Under pinned_mpsc a worker looks at its own queues and sources only;
+// under hybrid also at the injectors, which are its spill queues, and never
+// at a victim (policy.cpp).
 #include "find_work.hpp"
 
 #include <strata/runtime/ext/assert.hpp>
@@ -130,9 +134,13 @@ task* pop_inbox_items(worker& w) noexcept {
 }
 
 task* find_shared(worker& w, bool far) noexcept {
+  const runtime_core& rt = *w.rt;
+  if (!rt.shares) return nullptr;  // pinned_mpsc: a worker runs only its own work (policy.cpp)
   if (task* t = pop_injector(w, node_of(w))) return t;
-  if (task* t = take_from_lanes(w)) return t;
-  if (task* t = steal_tiers(w, far)) return t;
+  if (rt.steals) {  // hybrid: the injectors (its spill queues) only
+    if (task* t = take_from_lanes(w)) return t;
+    if (task* t = steal_tiers(w, far)) return t;
+  }
   return far ? other_injectors(w) : nullptr;
 }
 

@@ -82,6 +82,7 @@ external_lane* take_lane(runtime_core& rt) {
 external_lane* caller_lane(runtime_core& rt) {
   if (t_last_id == rt.id) return t_last_lane;
   if (rt.deterministic) return nullptr;  // one fixed schedule: the injector path, as before lanes
+  if (!rt.steals) return nullptr;        // pinned_mpsc, hybrid: submissions go round robin (policy.cpp)
   external_lane* found = nullptr;
   bool known = false;
   auto& entries = t_lanes.entries;

@@ -101,7 +101,8 @@ void stop_spinning_found_work(worker& w) noexcept {
   // seq_cst: part of the idle protocol (pairs with producers' fence + load).
   const std::uint64_t prev = w.idle->word.fetch_sub(k_spinner, std::memory_order_seq_cst);
   STRATA_ASSERT(spinners_of(prev) != 0, "a spinner was counted in its package's idle word");
-  if (spinners_of(prev) == 1 && sleepers_of(prev) != 0) wake_one(*w.rt, w.index);
+  // Not under pinned_mpsc: nobody else could take what this one found.
+  if (spinners_of(prev) == 1 && sleepers_of(prev) != 0 && w.rt->shares) wake_one(*w.rt, w.index);
 }
 
 void cancel_park(worker& w) noexcept {
@@ -261,6 +262,7 @@ void maybe_wake(runtime_core& rt, unsigned near) noexcept {
 }
 
 void publish_and_wake(worker& w) noexcept {
+  if (!w.rt->steals) return;  // pinned_mpsc, hybrid: nobody steals, the deque stays private (policy.cpp)
   if (w.deque.publish() > 0) {
     w.counters.publishes.add();
     maybe_wake(*w.rt, w.index);

@@ -22,6 +22,7 @@
 #include "lanes.hpp"
 #include "parking.hpp"
 #include "perf_counters.hpp"
+#include "policy.hpp"
 
 namespace strata {
 namespace {
@@ -63,6 +64,7 @@ detail::worker* install_worker(detail::runtime_core& rt, unsigned index, memory_
   w->package = static_cast<unsigned>(rt.plan.workers()[index].package);
   w->idle = &rt.idle[w->package];
   w->rng = seed;
+  w->spill_at = detail::spill_bound(rt);
   rt.stealers[index] = w->deque.make_stealer();
   if (rt.trace != nullptr) w->trace = rt.trace->worker_ring(index);
   detail::worker* self = w.get();
@@ -138,6 +140,7 @@ runtime::runtime(const config& c) {
   rt.pinned = rt.plan.pins();
   rt.deterministic = c.deterministic_seed.has_value();
   rt.external_engine = c.engine == engine::external;
+  detail::apply_policy(rt);
   rt.start_ns = now_ns();
   const unsigned n = static_cast<unsigned>(rt.plan.num_workers());
   for (std::size_t i = 0; i < rt.plan.machine().num_numa_nodes(); ++i) {

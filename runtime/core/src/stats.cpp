@@ -57,9 +57,12 @@ runtime_stats runtime::stats() const {
     ws.idle_s = seconds(idle);
     ws.busy_s = seconds(elapsed > idle ? elapsed - idle : 0);
     ws.set_counter("lane_tasks", c.from_lanes.get());  // taken from external threads' lanes (lanes.hpp)
+    if (rt.settings.policy == policy::hybrid) ws.set_counter("spilled_tasks", c.spilled.get());  // policy.cpp
     s.workers.push_back(std::move(ws));
   }
   s.external_submits = rt.external_created.load(std::memory_order_relaxed) + detail::lanes_created(rt);  // relaxed: statistics
+  s.policy = to_string(rt.settings.policy);
+  s.external_spills = rt.external_spills.load(std::memory_order_relaxed);  // relaxed: statistics
   rt.for_each_subsystem([&s](const detail::subsystem& sub) { sub.add_stats(s); });
   return s;
 }
@@ -103,7 +106,9 @@ std::uint64_t runtime_stats::total_stolen() const noexcept {
 std::string runtime_stats::to_json() const {
   using json = nlohmann::ordered_json;
   json out;
+  out["policy"] = policy;
   out["external_submits"] = external_submits;
+  if (policy == "hybrid") out["external_spills"] = external_spills;
   out["total_executed"] = total_executed();
   out["total_stolen"] = total_stolen();
   json list = json::array();

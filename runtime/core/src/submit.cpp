@@ -19,6 +19,7 @@
 #include "injector.hpp"
 #include "lanes.hpp"
 #include "parking.hpp"
+#include "policy.hpp"
 
 namespace strata::detail {
 namespace {
@@ -72,19 +73,23 @@ void submit_external(runtime_core& rt, task* t, bool admitted) {
   worker* w = current_worker();
   if (w != nullptr && w->rt == &rt) {  // a worker of this runtime: its own deque
     w->counters.spawned.add();
+    if (w->deque.private_size() >= w->spill_at) [[unlikely]] {  // hybrid's bound (spawn.hpp)
+      spill_task(*w, t);
+      return;
+    }
     w->deque.push(t);
     publish_and_wake(*w);
+    return;
+  }
+  if (!rt.steals) {  // pinned_mpsc, hybrid: round robin to the workers' inboxes (policy.cpp)
+    submit_home(rt, t, admitted);
     return;
   }
   if (external_lane* lane = caller_lane(rt)) {
     submit_on_lane(rt, *lane, t, admitted);
     return;
   }
-  std::optional<submit_guard> guard;
-  if (!admitted) guard.emplace(rt, t);
-  rt.external_created.fetch_add(1, std::memory_order_release);  // release: wait_idle counts it
   const std::size_t node = caller_node(rt);
-  rt.injectors[node]->push(t);
   // Wake near a worker of that node.
   unsigned near = 0;
   for (const auto& p : rt.plan.workers()) {
@@ -93,6 +98,14 @@ void submit_external(runtime_core& rt, task* t, bool admitted) {
       break;
     }
   }
+  submit_to_injector(rt, t, node, near, admitted);
+}
+
+void submit_to_injector(runtime_core& rt, task* t, std::size_t node, unsigned near, bool admitted) {
+  std::optional<submit_guard> guard;
+  if (!admitted) guard.emplace(rt, t);
+  rt.external_created.fetch_add(1, std::memory_order_release);  // release: wait_idle counts it
+  rt.injectors[node]->push(t);
   maybe_wake(rt, near);
 }
 

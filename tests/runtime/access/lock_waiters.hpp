@@ -8,8 +8,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include <strata/access/resource.hpp>
+#include <strata/runtime/runtime.hpp>
+
+#include "runtime_config.hpp"
 
 namespace strata::test {
 
@@ -24,6 +28,19 @@ inline std::uint64_t queued_by_workers(const strata::runtime& rt) {
   std::uint64_t n = 0;
   for (const auto& w : rt.stats().workers) n += w.counter("lock_requests_queued");
   return n;
+}
+
+// Runs `submit` (one lock-mode submission) so that a worker the test holds
+// in a task (`held`, of two) cannot strand it: on the test thread under
+// tiered_stealing (the free worker takes what it submits); under
+// pinned_mpsc and hybrid, which do not steal and would send every other
+// submission to the held worker's inbox, inside a task on the free worker,
+// whose spawn goes home there: the request meets the dispatcher on the free
+// worker, in the order the test submits. Returns what `submit` returns.
+template <class F>
+auto submit_off(strata::runtime& rt, unsigned held, F&& submit) {
+  if (steals()) return submit();
+  return rt.submit_on(strata::worker_id{1 - held}, std::forward<F>(submit)).get();
 }
 
 }  // namespace strata::test

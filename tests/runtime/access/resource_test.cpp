@@ -184,14 +184,18 @@ TEST(LockMode, AThrowingTaskReleasesItsLocksInAFrameAndOnTheHeap) {
 struct held_past_admission {
   static constexpr std::uint32_t k_queued = 300;
   std::atomic<bool> release{false}, holding{false};
+  std::atomic<unsigned> held_on{0};  // the worker running the holder
   bool past = false;
   held_past_admission(strata::runtime& rt, strata::resource r, strata::resource c) {
     rt.spawn_with_access({strata::write(r), strata::write(c)}, [this] {
+      held_on.store(strata::this_worker()->value);
       holding.store(true);
       while (!release.load()) std::this_thread::yield();
     });
     while (!holding.load()) std::this_thread::yield();
-    for (std::uint32_t i = 0; i < k_queued; ++i) rt.spawn_with_access({strata::write(c)}, [] {});
+    for (std::uint32_t i = 0; i < k_queued; ++i) {
+      strata::test::submit_off(rt, held_on.load(), [&] { rt.spawn_with_access({strata::write(c)}, [] {}); });
+    }
     past = eventually([&] { return blocked_on(c) == k_queued; });
   }
   ~held_past_admission() { release.store(true); }
@@ -205,8 +209,8 @@ TEST(LockMode, AThrowingTaskRefusedWhenItRanReleasesItsLocks) {
   ASSERT_TRUE(held.past) << "c's 300 requests never all reached the queues: " << blocked_on(c);
   const std::uint64_t queued_before = queued_by_workers(rt);
   auto fail = [] { throw std::runtime_error("transfer refused"); };
-  auto f = rt.submit_with_access({strata::write(a)}, fail);
-  rt.spawn_with_access({strata::write(a)}, fail);
+  auto f = strata::test::submit_off(rt, held.held_on, [&] { return rt.submit_with_access({strata::write(a)}, fail); });
+  strata::test::submit_off(rt, held.held_on, [&] { rt.spawn_with_access({strata::write(a)}, fail); });
   ASSERT_TRUE(eventually([&] { return blocked_on(a) == 2; })) << "the two tasks on a never waited: " << blocked_on(a);
   EXPECT_EQ(queued_by_workers(rt) - queued_before, 2u) << "both were plain frames, refused when they ran";
   held.release.store(true);
@@ -225,7 +229,9 @@ TEST(LockMode, WaitIdleWaitsForDetachedTasksRefusedWhenTheyRan) {
   held_past_admission held(rt, r, c);
   ASSERT_TRUE(held.past) << "c's 300 requests never all reached the queues: " << blocked_on(c);
   std::atomic<int> ran{0};
-  for (int i = 0; i < 100; ++i) rt.spawn_with_access({strata::read(r)}, [&] { ran.fetch_add(1); });
+  for (int i = 0; i < 100; ++i) {
+    strata::test::submit_off(rt, held.held_on, [&] { rt.spawn_with_access({strata::read(r)}, [&] { ran.fetch_add(1); }); });
+  }
   ASSERT_TRUE(eventually([&] { return blocked_on(r) == 100; })) << "refused and queued: " << blocked_on(r);
   ASSERT_EQ(ran.load(), 0);
   // The release comes while wait_idle waits: after the test thread says it
@@ -260,7 +266,9 @@ TEST(LockMode, WaitIdleWaitsForDetachedTasksBlockedAtSubmission) {
   auto r = rt.make_resource();
   std::atomic<bool> release{false}, holding{false};
   std::atomic<int> ran{0};
+  std::atomic<unsigned> held_on{0};
   rt.spawn_with_access({strata::write(r)}, [&] {
+    held_on.store(strata::this_worker()->value);
     holding.store(true);
     while (!release.load()) std::this_thread::yield();
     ran.fetch_add(1);
@@ -270,8 +278,10 @@ TEST(LockMode, WaitIdleWaitsForDetachedTasksBlockedAtSubmission) {
     ~let_go_on_exit() { flag.store(true); }
   } let_go{release};
   while (!holding.load()) std::this_thread::yield();
-  for (int i = 0; i < 100; ++i) rt.spawn_with_access({strata::read(r)}, [&] { ran.fetch_add(1); });
-  // Queued by this thread at submission (r looks held, the queues admit).
+  for (int i = 0; i < 100; ++i) {
+    strata::test::submit_off(rt, held_on.load(), [&] { rt.spawn_with_access({strata::read(r)}, [&] { ran.fetch_add(1); }); });
+  }
+  // Queued (r looks held, the queues admit).
   ASSERT_TRUE(eventually([&] { return blocked_on(r) == 100; })) << "queued: " << blocked_on(r);
   // As above: the release comes in a window after the test thread enters
   // wait_idle, the window being what is tested.
@@ -393,16 +403,21 @@ TEST(LockMode, ReadersOvertakeAWaitingWriterAtMostTheLimit) {
   auto r = rt.make_resource();
   std::atomic<bool> release{false}, holding{false}, writer_done{false};
   std::atomic<int> overtakes{0};
+  std::atomic<unsigned> held_on{0};
   auto first = rt.submit_with_access({strata::read(r)}, [&] {
+    held_on.store(strata::this_worker()->value);
     holding.store(true);
     while (!release.load()) std::this_thread::yield();
   });
   while (!holding.load()) std::this_thread::yield();
-  auto writer = rt.submit_with_access({strata::write(r)}, [&] { writer_done.store(true); });
+  auto writer = strata::test::submit_off(
+      rt, held_on.load(), [&] { return rt.submit_with_access({strata::write(r)}, [&] { writer_done.store(true); }); });
   std::vector<strata::future<void>> readers;
   for (int i = 0; i < 20; ++i) {
-    readers.push_back(rt.submit_with_access({strata::read(r)}, [&] {
-      if (!writer_done.load()) overtakes.fetch_add(1);
+    readers.push_back(strata::test::submit_off(rt, held_on.load(), [&] {
+      return rt.submit_with_access({strata::read(r)}, [&] {
+        if (!writer_done.load()) overtakes.fetch_add(1);
+      });
     }));
   }
   // Queued at submission by this thread: the writer and the 16 readers

@@ -32,6 +32,7 @@ enum class handoff {
   submit_on_from_outside,   // worker 1's inbox, pushed by the test thread
   submit_on_from_a_worker,  // worker 1's inbox, pushed by a task on worker 0
   spawn_on_a_worker,        // worker 0's deque, while its task waits: worker 1 steals it
+                            // (pinned_mpsc, hybrid: it stays on worker 0, worker 1 sleeps on)
 };
 
 struct wake_case {
@@ -47,6 +48,10 @@ std::uint64_t wakeups_of(strata::runtime& rt, unsigned i) { return rt.core().wor
 TEST_P(ParkedRuntime, WorkHandedToItIsRunByAWokenWorker) {
   strata::runtime rt{workers(2)};
   const handoff how = GetParam().how;
+  // Without stealing, a spawn on worker 0 goes home: worker 0 runs it once
+  // its spawner returned, and worker 1 is not woken for it.
+  const bool stays_home = how == handoff::spawn_on_a_worker && !strata::test::steals();
+  const unsigned target = stays_home ? 0 : 1;
   const std::uint64_t rounds = strata::test::scaled(200);
   constexpr int k_nobody = -1;
   std::atomic<int> ran_on{k_nobody};
@@ -54,7 +59,8 @@ TEST_P(ParkedRuntime, WorkHandedToItIsRunByAWokenWorker) {
   for (std::uint64_t r = 0; r < rounds; ++r) {
     ASSERT_TRUE(eventually([&] { return all_parked(rt); })) << "round " << r << ": the idle workers never parked";
     const std::uint64_t any_before = wakeups_of(rt, 0) + wakeups_of(rt, 1);
-    const std::uint64_t target_before = wakeups_of(rt, 1);
+    const std::uint64_t target_before = wakeups_of(rt, target);
+    const std::uint64_t other_before = wakeups_of(rt, 1 - target);
     ran_on.store(k_nobody);
     auto record = [&ran_on] { ran_on.store(static_cast<int>(strata::this_worker()->value)); };
     switch (how) {
@@ -68,8 +74,9 @@ TEST_P(ParkedRuntime, WorkHandedToItIsRunByAWokenWorker) {
         (void)rt.submit_on(strata::worker_id{0}, [&rt, record] { (void)rt.submit_on(strata::worker_id{1}, record); });
         break;
       case handoff::spawn_on_a_worker:
-        (void)rt.submit_on(strata::worker_id{0}, [&rt, &ran_on, record] {
+        (void)rt.submit_on(strata::worker_id{0}, [&rt, &ran_on, record, stays_home] {
           rt.spawn(record);
+          if (stays_home) return;
           // Keeps worker 0 busy until a thief took the task (bounded: a lost
           // wake-up runs it here after the deadline, and the round fails).
           (void)eventually([&] { return ran_on.load() != k_nobody; });
@@ -81,13 +88,18 @@ TEST_P(ParkedRuntime, WorkHandedToItIsRunByAWokenWorker) {
     if (how == handoff::submit_from_outside) {
       EXPECT_GT(wakeups_of(rt, 0) + wakeups_of(rt, 1), any_before) << "round " << r << ": nobody woke";
     } else {
-      EXPECT_GT(wakeups_of(rt, 1), target_before) << "round " << r << ": worker 1 ran it without waking";
+      EXPECT_GT(wakeups_of(rt, target), target_before) << "round " << r << ": worker " << target
+                                                        << " ran it without waking";
     }
-    on_target += ran_on.load() == 1;
+    if (stays_home) {
+      rt.wait_idle();
+      EXPECT_EQ(wakeups_of(rt, 1), other_before) << "round " << r << ": worker 1 was woken for work it cannot take";
+    }
+    on_target += ran_on.load() == static_cast<int>(target);
     rt.wait_idle();
   }
   if (how != handoff::submit_from_outside) {
-    EXPECT_EQ(on_target, rounds) << "rounds whose task ran on worker 1, its target (or its thief)";
+    EXPECT_EQ(on_target, rounds) << "rounds whose task ran on worker " << target << ", its target (or its thief)";
   }
   rt.shutdown();
   const auto s = rt.stats();

@@ -18,6 +18,8 @@ using strata::test::workers;
 
 // Work born on worker 0 (package 0) is taken one task at a time by its
 // package neighbour, and in batches of up to 32 across the package boundary.
+// Under pinned_mpsc it stays on worker 0; under hybrid its overflow is shared
+// through the spill queue, never by a steal.
 TEST(Runtime, StealsPreferTheNearestTier) {
   strata::config c = workers(4);
   c.topology = strata::topology::synthetic("pack:2 numa:1 core:2 pu:1");
@@ -38,8 +40,27 @@ TEST(Runtime, StealsPreferTheNearestTier) {
     }).get();
   rt.wait_idle();
   EXPECT_EQ(ran.load(), tasks);
+  const auto stats = rt.stats();
+  if (strata::test::policy() == strata::policy::pinned_mpsc) {
+    // No stealing: what worker 0 spawned ran on worker 0, and nobody searched.
+    EXPECT_EQ(stats.workers[0].tasks_executed, static_cast<std::uint64_t>(tasks) + 1);
+    for (const auto& w : stats.workers) EXPECT_EQ(w.steal_attempts, 0u) << "worker " << w.worker;
+    return;
+  }
+  if (strata::test::policy() == strata::policy::hybrid) {
+    // No stealing either; the spawns beyond the bound spilled into the shared
+    // queue, and the other workers took their share from there.
+    std::uint64_t others = 0;
+    for (const auto& w : stats.workers) {
+      EXPECT_EQ(w.steal_attempts, 0u) << "worker " << w.worker;
+      if (w.worker != 0) others += w.injector_tasks;
+    }
+    EXPECT_GT(stats.workers[0].counter("spilled_tasks"), 0u);
+    EXPECT_GT(others, 0u) << "nobody but worker 0 ran its overflow";
+    return;
+  }
   std::uint64_t near = 0, far = 0;
-  for (const auto& w : rt.stats().workers) {
+  for (const auto& w : stats.workers) {
     ASSERT_EQ(w.steals_by_tier.size(), 2u);
     EXPECT_EQ(w.tier_kinds[0], "numa");
     EXPECT_EQ(w.tier_kinds[1], "remote");

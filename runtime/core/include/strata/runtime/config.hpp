@@ -29,8 +29,9 @@ const char* to_string(engine e) noexcept;
 // How work is shared between workers.
 enum class policy {
   tiered_stealing,  // split deques, steals by tiers of the machine (the default)
-  pinned_mpsc,      // one MPSC queue per worker, no stealing (not built yet: #22)
-  hybrid,           // soft-bounded MPSC plus a shared spill queue (not built yet: #22)
+  pinned_mpsc,      // one queue per worker, no stealing: work runs where it was sent or spawned
+  hybrid,           // pinned_mpsc with soft-bounded queues: work beyond hybrid_bound spills into a
+                    // shared queue that every worker drains every 61st task and when idle
 };
 const char* to_string(policy p) noexcept;
 
@@ -48,6 +49,10 @@ struct runtime_config {
   // non-blocking polls of its epoll set, in µs (STRATA_IO_POLL_US; 0: at
   // every chance, up to 1000000).
   unsigned io_poll_us = 50;
+  // policy::hybrid: the tasks a worker's queue holds before further ones that
+  // are not sticky spill into the shared queue (STRATA_HYBRID_BOUND, 1 to
+  // 1048576).
+  unsigned hybrid_bound = 16;
   // perf_event counters per worker in stats() (STRATA_PERF_COUNTERS=1|0):
   // context switches, CPU migrations, page faults; cycles, instructions and
   // LLC misses where the machine has a PMU (else listed as unavailable).
@@ -60,8 +65,8 @@ struct runtime_config {
   std::string trace_file;
   std::size_t trace_events = std::size_t{1} << 18;
 
-  // Reads STRATA_POLICY, STRATA_PERF_COUNTERS, STRATA_TRACE, STRATA_TRACE_EVENTS
-  // and STRATA_IO_POLL_US. Unset keeps the default; a
+  // Reads STRATA_POLICY, STRATA_HYBRID_BOUND, STRATA_PERF_COUNTERS, STRATA_TRACE,
+  // STRATA_TRACE_EVENTS and STRATA_IO_POLL_US. Unset keeps the default; a
   // set value must be valid.
   static runtime_config from_env();
   // Throws config_error for a value the runtime cannot honour.

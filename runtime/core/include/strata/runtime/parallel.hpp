@@ -27,7 +27,10 @@
 // oneTBB's affinity partitioner and OpenMP's static schedule keep a range
 // on one thread). Inside a busy computation the split starts on the
 // calling worker, as before: an owner busy with other work would hold its
-// chunk in its inbox.
+// chunk in its inbox. Under pinned_mpsc and hybrid, which do not steal, a
+// loop of at least one piece per worker always starts on the owners'
+// chunks (a static schedule); hybrid's spill queue then shares the pieces
+// beyond its bound.
 //
 // Called from a task these run in the calling worker (helping while
 // waiting); called from outside they are submitted and the caller blocks.
@@ -85,9 +88,14 @@ bool others_idle(runtime& rt) noexcept;
 
 // True when an automatic loop of n indices in pieces of `grain` starts on
 // the owners' chunks (see the top of the file).
+// Under pinned_mpsc and hybrid, whenever there is a piece per worker: with
+// no stealing a loop split on one worker would stay there.
+bool policy_steals(runtime& rt) noexcept;
 inline bool start_on_owners(runtime& rt, std::size_t n, std::size_t grain) {
   const unsigned p = rt.num_workers();
-  if (p < 2 || n / grain < 4 * static_cast<std::size_t>(p)) return false;
+  if (p < 2) return false;
+  if (!policy_steals(rt)) return n / grain >= p;
+  if (n / grain < 4 * static_cast<std::size_t>(p)) return false;
   return !on_worker_of(rt) || others_idle(rt);
 }
 

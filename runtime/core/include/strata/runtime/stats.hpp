@@ -59,6 +59,8 @@ struct worker_stats {
 struct runtime_stats {
   std::vector<worker_stats> workers;
   std::uint64_t external_submits = 0;
+  std::string policy;                 // config.policy: "tiered_stealing", "pinned_mpsc" or "hybrid"
+  std::uint64_t external_spills = 0;  // hybrid: submissions from outside sent to the spill queue
   // config.perf_counters: the events the kernel refused, and why ("cycles":
   // "No such file or directory: no hardware PMU ..."); the others are the
   // workers' "perf.<event>" counters.

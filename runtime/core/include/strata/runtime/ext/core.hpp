@@ -49,6 +49,19 @@ struct runtime_core {
   bool pinned = false;
   bool deterministic = false;
   bool external_engine = false;  // settings.engine == engine::external
+  // settings.policy (policy.cpp tells what each one changes): `steals` under
+  // tiered_stealing (deques shared, lanes, steal tiers); `shares` under
+  // tiered_stealing and hybrid (the injectors, which are hybrid's spill
+  // queues). Neither under pinned_mpsc: a worker runs only what was sent to
+  // it or spawned on it.
+  bool steals = true;
+  bool shares = true;
+  // Non-stealing policies: the next worker a submission from outside goes
+  // to (round robin; relaxed RMW, a placement hint).
+  std::atomic<std::uint32_t> next_home{0};
+  // hybrid: submissions from outside that found their worker's inbox at the
+  // bound and went to the spill queue (relaxed RMW, statistics).
+  std::atomic<std::uint64_t> external_spills{0};
 
   // Per package: spinners (low half) and sleepers (high half); see parking.cpp.
   std::unique_ptr<package_idle[]> idle;

@@ -37,6 +37,16 @@ inline task* detached_frame(runtime_core& rt, worker* w) {
 template <bool counted = true>
 inline void push_local(worker& w, task* t) noexcept {
   const bool was_empty = w.deque.private_size() == 0;
+  if constexpr (counted) {
+    // policy::hybrid's soft bound (private_size is the whole deque there:
+    // nothing is published). Join frames (counted = false) never spill:
+    // their owner's join pops them back.
+    if (w.deque.private_size() >= w.spill_at) [[unlikely]] {
+      w.counters.spawned.add();
+      spill_task(w, t);
+      return;
+    }
+  }
   w.deque.push(t);
   if constexpr (counted) w.counters.spawned.add();
   // relaxed: a hint; the publishing slow path re-reads idle after a fence.

@@ -51,7 +51,7 @@ inline constexpr std::size_t k_max_sources = 8;
 
 struct worker_counters {
   counter executed, spawned, stolen, steal_attempts, steal_failures, injector, inbox, publishes, parks, wakeups,
-      high_water, boxed, detached_exceptions, busy_ns, idle_ns, from_lanes;
+      high_water, boxed, detached_exceptions, busy_ns, idle_ns, from_lanes, spilled;
   // parallel_invoke join frames (see worker::join_poll_at): those run by
   // their owner inline, those run through run_task (stolen, or popped by a
   // helping wait), and those their owner found taken (counted by the owner
@@ -106,6 +106,10 @@ struct worker {
   // a sleeping worker).
   bool inbox_backlog = false;
   unsigned lane_cursor = 0;  // the external lane to look at first (lanes.cpp)
+  // policy::hybrid: a spawn that finds this many tasks on the deque goes to
+  // the spill queue instead (push_local, policy.cpp); the largest value
+  // under the other policies, so the spawn path's check never fires.
+  std::int64_t spill_at = INT64_MAX;
   // The kernel's id of the thread running this worker (engine::owned: set by
   // the worker before the start latch, read after it; 0 under external).
   int os_tid = 0;
@@ -148,8 +152,11 @@ worker_ptr make_worker(memory_placement where);
 inline thread_local worker* t_current_worker __attribute__((tls_model("initial-exec"))) = nullptr;
 inline worker* current_worker() noexcept { return t_current_worker; }
 
-// Slow paths of the spawn fast path (worker_loop.cpp).
+// Slow paths of the spawn fast path (worker_loop.cpp, policy.cpp).
 void publish_and_wake(worker& w) noexcept;
+// policy::hybrid: t, spawned on w (counted by the caller), goes to the spill
+// queue of w's NUMA node and a worker is woken if nobody searches.
+void spill_task(worker& w, task* t) noexcept;
 // After making work available to w from another thread outside w's deque
 // (a work source's queue, w's inbox): a seq_cst fence, then a wake-up of w
 // if it sleeps (parking.cpp).
