@@ -230,7 +230,9 @@ TEST(LockMode, WaitIdleWaitsForDetachedTasksRefusedWhenTheyRan) {
   ASSERT_TRUE(held.past) << "c's 300 requests never all reached the queues: " << blocked_on(c);
   std::atomic<int> ran{0};
   for (int i = 0; i < 100; ++i) {
-    strata::test::submit_off(rt, held.held_on, [&] { rt.spawn_with_access({strata::read(r)}, [&] { ran.fetch_add(1); }); });
+    strata::test::submit_off(rt, held.held_on, [&] {
+      rt.spawn_with_access({strata::read(r)}, [&] { ran.fetch_add(1); });
+    });
   }
   ASSERT_TRUE(eventually([&] { return blocked_on(r) == 100; })) << "refused and queued: " << blocked_on(r);
   ASSERT_EQ(ran.load(), 0);
@@ -279,7 +281,9 @@ TEST(LockMode, WaitIdleWaitsForDetachedTasksBlockedAtSubmission) {
   } let_go{release};
   while (!holding.load()) std::this_thread::yield();
   for (int i = 0; i < 100; ++i) {
-    strata::test::submit_off(rt, held_on.load(), [&] { rt.spawn_with_access({strata::read(r)}, [&] { ran.fetch_add(1); }); });
+    strata::test::submit_off(rt, held_on.load(), [&] {
+      rt.spawn_with_access({strata::read(r)}, [&] { ran.fetch_add(1); });
+    });
   }
   // Queued (r looks held, the queues admit).
   ASSERT_TRUE(eventually([&] { return blocked_on(r) == 100; })) << "queued: " << blocked_on(r);
