@@ -168,7 +168,8 @@ class command_line {
     m_app.description(
         "usage: strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]\n"
         "                    [--json FILE] [--plot DIR] [--list]\n"
-        "       strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]\n");
+        "       strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]\n"
+        "       strata-bench --latency [--rates LIST] [--duration-ms N] [--connections N] [--json FILE]\n");
     m_app.footer(
         "The table on stdout reports median, min and max wall time over the timed runs, the\n"
         "check (ok: every run's answer was verified), the speedup over serial and, for stream,\n"
@@ -250,6 +251,37 @@ class command_line {
             }
             m_options.n = *n;
           });
+    flag("--latency",
+         "instead of the suite: the open-loop HTTP latency benchmark (seed 003):\n"
+         "strata-http under each policy and asio-http at fixed offered rates",
+         m_options.latency);
+    value("--rates", "LIST", "offered requests/s for --latency, e.g. 2000,5000; default 2000,5000,10000,20000",
+          "a comma-separated list of rates from 1 to 1000000 requests/s", [this](const std::string& v) {
+            m_options.rates.clear();
+            std::size_t from = 0;
+            while (from <= v.size()) {
+              const std::size_t comma = std::min(v.find(',', from), v.size());
+              const std::optional<unsigned> r = parse_number(v.substr(from, comma - from), 1, 1000000);
+              if (!r) {
+                throw cli_error("--rates " + in_quotes(v) +
+                                ": accepted: a comma-separated list of rates from 1 to 1000000 requests/s");
+              }
+              m_options.rates.push_back(*r);
+              from = comma + 1;
+            }
+          });
+    value("--duration-ms", "N", "--latency: milliseconds measured per rate (after 300 ms of warm-up); default 2000",
+          "milliseconds from 100 to 600000", [this](const std::string& v) {
+            const std::optional<unsigned> n = parse_number(v, 100, 600000);
+            if (!n) throw cli_error("--duration-ms " + in_quotes(v) + ": accepted: milliseconds from 100 to 600000");
+            m_options.duration_ms = *n;
+          });
+    value("--connections", "N", "--latency: keep-alive connections of the load generator; default 100",
+          "a number of connections from 1 to 10000", [this](const std::string& v) {
+            const std::optional<unsigned> n = parse_number(v, 1, 10000);
+            if (!n) throw cli_error("--connections " + in_quotes(v) + ": accepted: 1 to 10000 connections");
+            m_options.connections = *n;
+          });
     flag("--help,-h", "", m_options.help)->group(k_help);
     flag("--emit-records", "", m_options.emit_records)->group("");
   }
@@ -278,6 +310,13 @@ class command_line {
     if (o.placement_report && (o.filter || o.runtimes_given || m_reps_given || o.list || o.emit_records)) {
       throw cli_error("--placement-report takes --n, --threads and --json only (it runs the strata STREAM "
                       "placements, no timing)");
+    }
+    const bool latency_only = !o.rates.empty() || m_options.duration_ms != 2000 || m_options.connections != 100;
+    if (latency_only && !o.latency) throw cli_error("--rates, --duration-ms and --connections apply to --latency only");
+    if (o.latency && (o.filter || o.runtimes_given || m_reps_given || o.list || o.emit_records || o.threads_given ||
+                      o.placement_report || !o.plot_dir.empty() || o.n != 0)) {
+      throw cli_error("--latency takes --rates, --duration-ms, --connections and --json only (its servers run "
+                      "2 workers each)");
     }
     if (!o.threads_given) {
       for (unsigned p = 1; p <= std::min(usable_cpus, k_max_threads); ++p) {

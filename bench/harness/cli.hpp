@@ -3,6 +3,7 @@
 //   strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]
 //                [--json FILE] [--plot DIR] [--list]
 //   strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]
+//   strata-bench --latency [--rates LIST] [--duration-ms N] [--connections N] [--json FILE]
 //
 // CLI11 reads the command line (--name VALUE or --name=VALUE); the values
 // are checked here. Bad input throws cli_error with a message naming the
@@ -40,6 +41,10 @@ struct options {
   bool emit_records = false;               // internal: helper mode (records on stdout)
   bool placement_report = false;           // --placement-report: page locality of the STREAM placements
   std::size_t n = 0;                       // --n: report array size; 0: the stream benchmark's
+  bool latency = false;                    // --latency: the open-loop HTTP benchmark (latency.hpp)
+  std::vector<double> rates;               // --rates: offered requests/s; empty: the defaults
+  unsigned duration_ms = 2000;             // --duration-ms: measured per rate
+  unsigned connections = 100;              // --connections
 };
 
 inline constexpr unsigned k_max_threads = 4096;

@@ -29,6 +29,7 @@
 #include "harness/affinity.hpp"
 #include "harness/cli.hpp"
 #include "harness/measure.hpp"
+#include "harness/latency.hpp"
 #include "harness/plot.hpp"
 #include "harness/report.hpp"
 #if defined(STRATA_BENCH_OMP_LLVM_HELPER)
@@ -109,6 +110,10 @@ int run(const options& o) {
   if (o.list) {
     print_list(std::cout);
     return 0;
+  }
+  if (o.latency) {
+    set_main_thread_affinity_for(runtime_id::strata);  // every CPU: the servers inherit it
+    return run_latency(latency_options{o.rates, o.duration_ms, o.connections, o.json_path});
   }
   if (o.placement_report) {
 #if defined(STRATA_BENCH_HAVE_RUNTIME) && !defined(STRATA_BENCH_LLVM_HELPER)

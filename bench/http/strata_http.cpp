@@ -7,7 +7,13 @@
 // handed round robin to a worker and stays there: its reads, its timers and
 // its writes all run on that worker's loop. Every complete request (up to
 // the blank line; bodies are not supported) is answered after a mock delay
-// on the worker's timer (1 ms by default, 0: at once), in request order.
+// on the worker's timer (1 ms by default, 0: at once). A request whose
+// target carries "cpu=US" (GET /?cpu=200) first costs US microseconds of CPU
+// work, run as a task spawned on the connection's worker: it goes where the
+// policy (STRATA_POLICY) sends spawned work (stolen under tiered_stealing,
+// kept home under pinned_mpsc, spilled beyond the bound under hybrid), and
+// hands the answer back to the connection's worker. Every answer is the same
+// bytes, so answers that finish out of order still read right.
 // It prints "strata-http: listening on 127.0.0.1:PORT" once ready, serves
 // until SIGINT/SIGTERM (or --requests answered), then prints what it served.
 #include <arpa/inet.h>
@@ -31,18 +37,21 @@
 #include <strata/io/event_loop.hpp>
 #include <strata/strata.hpp>
 
+#include "http_common.hpp"
+
 namespace {
 
 std::atomic<bool> g_stop{false};
 std::atomic<std::uint64_t> g_answered{0}, g_connections{0}, g_bad{0};
 
-constexpr char k_response[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n";
-constexpr char k_bad[] =
-    "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-constexpr std::size_t k_max_header = 8192;
+using http_common::k_bad;
+using http_common::k_max_header;
+using http_common::k_response;
 
 // One connection, owned by its worker's loop (every member is touched there only).
 struct connection : std::enable_shared_from_this<connection> {
+  strata::runtime& rt;
+  unsigned home = 0;  // the worker whose loop owns this connection
   int fd;
   std::chrono::microseconds delay;
   std::string in, out;
@@ -50,9 +59,10 @@ struct connection : std::enable_shared_from_this<connection> {
   bool closed = false;
   bool retry_armed = false;
 
-  connection(int f, std::chrono::microseconds d) : fd(f), delay(d) {}
+  connection(strata::runtime& r, int f, std::chrono::microseconds d) : rt(r), fd(f), delay(d) {}
 
   void start() {
+    home = strata::this_worker()->value;
     auto self = shared_from_this();
     watch = strata::io::this_loop().watch(fd, strata::io::readable, [self](std::uint32_t) { self->on_readable(); });
   }
@@ -71,6 +81,7 @@ struct connection : std::enable_shared_from_this<connection> {
     std::size_t end;
     while ((end = in.find("\r\n\r\n")) != std::string::npos) {
       const bool get = in.compare(0, 4, "GET ") == 0 || in.compare(0, 5, "HEAD ") == 0;
+      const long cpu_us = get ? http_common::cpu_of(in.substr(0, in.find("\r\n"))) : 0;
       in.erase(0, end + 4);
       if (!get) {
         g_bad.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
@@ -78,7 +89,11 @@ struct connection : std::enable_shared_from_this<connection> {
         flush();
         return close_now();
       }
-      answer();
+      if (cpu_us > 0) {
+        work_then_answer(cpu_us);
+      } else {
+        answer();
+      }
     }
     if (in.size() > k_max_header) {
       g_bad.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
@@ -86,6 +101,17 @@ struct connection : std::enable_shared_from_this<connection> {
       flush();
       close_now();
     }
+  }
+
+  // The work runs wherever the policy puts a spawned task; the answer goes
+  // back to the connection's own worker (its loop owns the socket).
+  void work_then_answer(long us) {
+    auto self = shared_from_this();
+    rt.spawn([self, us] {
+      http_common::spin_for(us);
+      if (strata::this_worker()->value == self->home) return self->answer();
+      (void)self->rt.submit_on(strata::worker_id{self->home}, [self] { self->answer(); });
+    });
   }
 
   void answer() {
@@ -134,35 +160,15 @@ struct connection : std::enable_shared_from_this<connection> {
   }
 };
 
-long arg_value(int argc, char** argv, const char* name, long fallback, long lo, long hi) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], name) != 0) continue;
-    char* end = nullptr;
-    const long v = std::strtol(argv[i + 1], &end, 10);
-    if (end == argv[i + 1] || *end != '\0' || v < lo || v > hi) {
-      std::fprintf(stderr, "strata-http: %s '%s': accepted: %ld to %ld\n", name, argv[i + 1], lo, hi);
-      std::exit(2);
-    }
-    return v;
-  }
-  return fallback;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a != "--port" && a != "--workers" && a != "--delay-us" && a != "--requests") {
-      std::fprintf(stderr, "usage: strata-http [--port N] [--workers P] [--delay-us D] [--requests N]\n");
-      return 2;
-    }
-  }
-  const long port = arg_value(argc, argv, "--port", 0, 0, 65535);
-  const long delay_us = arg_value(argc, argv, "--delay-us", 1000, 0, 10000000);
-  const long stop_after = arg_value(argc, argv, "--requests", 0, 0, 1L << 40);
+  const http_common::server_args args = http_common::parse_server_args("strata-http", argc, argv);
+  const long port = args.port;
+  const long delay_us = args.delay_us;
+  const long stop_after = args.requests;
   strata::config c = strata::config::from_env();
-  if (const long p = arg_value(argc, argv, "--workers", 0, 0, 4096); p > 0) c.workers = static_cast<unsigned>(p);
+  if (args.workers > 0) c.workers = static_cast<unsigned>(args.workers);
   strata::runtime rt{c};
 
   const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -190,7 +196,8 @@ int main(int argc, char** argv) {
       g_connections.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
       const unsigned w = (*next)++ % workers;
       // The connection lives on worker w from here on (the future is not waited for).
-      (void)rt.submit_on(strata::worker_id{w}, [fd, delay] { std::make_shared<connection>(fd, delay)->start(); });
+      (void)rt.submit_on(strata::worker_id{w},
+                         [&rt, fd, delay] { std::make_shared<connection>(rt, fd, delay)->start(); });
     }
   };
   strata::io::loop_of(rt, strata::worker_id{0}).watch(lfd, strata::io::readable, on_accept);

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# bench/http/wrk_check.sh STRATA_HTTP: strata-http answers a real client.
-# Starts the server (2 workers, 1 ms mock delay) on a free port, runs wrk
-# (keep-alive, 2 threads, 20 connections, 2 s) against it, and checks that
-# wrk completed requests with no socket errors and no non-2xx answers, and
-# that the server counted as many answers as wrk got (at least). Exit 77
-# (skip) without wrk, saying so.
+# bench/http/wrk_check.sh SERVER: an HTTP server of bench/http (strata-http,
+# asio-http) answers a real client. Both print the same "listening on" and
+# "requests answered" lines and take the same options. Starts the server
+# (2 workers, 1 ms mock delay) on a free port, runs wrk (keep-alive,
+# 2 threads, 20 connections, 2 s) against it, and checks that wrk completed
+# requests with no socket errors and no non-2xx answers, and that the server
+# counted as many answers as wrk got (at least). Exit 77 (skip) without wrk,
+# saying so.
 set -euo pipefail
-server=${1:?usage: wrk_check.sh STRATA_HTTP}
+server=${1:?usage: wrk_check.sh SERVER (strata-http or asio-http)}
 command -v wrk >/dev/null || { echo "wrk_check: SKIP: no wrk (apt-get install wrk)"; exit 77; }
 out=$(mktemp)
 "$server" --workers 2 --delay-us 1000 >"$out" 2>&1 &
