@@ -27,7 +27,7 @@ namespace strata_bench {
 namespace {
 
 constexpr long k_delay_us = 1000;     // seed 003's mock delay
-constexpr long k_cpu_us = 20;         // unbalanced: every request's CPU work
+constexpr long k_cpu_us = 50;         // unbalanced: every request's CPU work
 constexpr long k_heavy_factor = 10;   // connection 0's work, times k_cpu_us
 constexpr unsigned k_server_workers = 2;
 
@@ -109,6 +109,9 @@ class server_process {
       close(out[0]);
       close(out[1]);
       if (!k.policy.empty()) setenv("STRATA_POLICY", k.policy.c_str(), 1);
+      // A server's queue should hold about one request's work before the
+      // rest is shared: hybrid runs with a bound of 2 here unless it is set.
+      setenv("STRATA_HYBRID_BOUND", "2", 0);
       const std::string workers = std::to_string(k_server_workers), delay = std::to_string(k_delay_us);
       execl(k.binary.c_str(), k.binary.c_str(), "--workers", workers.c_str(), "--delay-us", delay.c_str(),
             static_cast<char*>(nullptr));
@@ -245,7 +248,7 @@ int run_latency(const latency_options& o) {
   };
   const std::vector<scenario> scenarios{
       {"balanced", 0, 0, rates},
-      {"unbalanced", k_cpu_us, k_cpu_us * k_heavy_factor, {rates.size() > 1 ? rates[rates.size() / 2 - 1] : rates[0]}}};
+      {"unbalanced", k_cpu_us, k_cpu_us * k_heavy_factor, {rates[rates.size() / 2]}}};
   std::cout << "strata-bench --latency: " << o.connections << " connections over loopback, servers with "
             << k_server_workers << " workers, " << k_delay_us << " us mock delay, " << o.duration_ms
             << " ms measured per rate; latency from the intended send time (open loop)\n";

@@ -9,7 +9,8 @@
 // the server process's CPU use, context switches, CPU migrations and page
 // faults, from /proc (every thread's status and sched, the process's stat).
 // Two scenarios: `balanced` (the mock delay only) and `unbalanced` (every
-// request asks cpu_us of CPU work, connection 0's ten times as much).
+// request asks 50 us of CPU work, connection 0's ten times as much). hybrid
+// runs with STRATA_HYBRID_BOUND=2 unless the environment sets it.
 #pragma once
 
 #include <string>

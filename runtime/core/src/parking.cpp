@@ -174,7 +174,9 @@ task* idle_phase(worker& w) {
     idle_all += spinners_of(x) + sleepers_of(x);
   }
   const bool anyone_busy = rt.workers.size() > idle_all;
-  if (2 * spinners_of(s) < busy_pkg || (spinners_of(s) == 0 && anyone_busy)) {
+  // Under pinned_mpsc a search finds nothing the local spin would not (no
+  // victims, no shared queue): the worker parks after its local spin.
+  if (rt.shares && (2 * spinners_of(s) < busy_pkg || (spinners_of(s) == 0 && anyone_busy))) {
     w.idle->word.fetch_add(k_spinner, std::memory_order_seq_cst);  // seq_cst: part of the idle protocol
     bool spinning = true;
     for (int round = 0; round < k_spin_rounds; ++round) {
