@@ -506,6 +506,10 @@ int main(int argc, char** argv) {
     strata::mpi::session& mpi = *session;
     g_rt = &rt;
     g_mpi = &mpi;
+    // Every rank has set g_mpi before any test sends: a remote function
+    // (greet, which_rank) that came in first read a null session (CI at
+    // e733074: a segfault in 1 of about 15 runs of mpi.coexist.app.serialized).
+    app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });
     if (mpi.rank() == 0) {
       std::printf("[ session ] %d ranks, %s, progress %s, MPI initialised by %s\n", mpi.size(),
                   mpi.stats().thread_level.c_str(), mpi.stats().progress.c_str(),
