@@ -96,6 +96,19 @@ TEST(Xml, MissingAndMalformedFilesAreErrors) {
   EXPECT_THROW((void)topology::from_xml(""), config_error);
 }
 
+// A file on which hwloc's own import crashes (a Core with a cpuset and no
+// complete_cpuset; found by tests/fuzz/topology_fuzz.cpp): a clear error,
+// the program goes on.
+TEST(Xml, AFileThatCrashesHwlocIsAnError) {
+  try {
+    (void)topology::from_xml(STRATA_TEST_DATA_DIR "/missing-complete-cpuset.xml");
+    FAIL() << "accepted";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("hwloc crashed reading it"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(topology::from_xml(STRATA_TEST_DATA_DIR "/asymmetric.xml").num_pus(), 10u) << "the next file loads";
+}
+
 TEST(Discover, RealMachine) {
   strata::test::env_guard g;
   strata::test::clear_strata_env(g);

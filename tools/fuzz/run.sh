@@ -1,0 +1,51 @@
+#!/bin/sh
+# Fuzzes one of strata's parsers with libFuzzer (clang, -fsanitize=fuzzer,
+# address,undefined). Usage: tools/fuzz/run.sh TARGET SECONDS [WORKDIR]
+#   env         config::from_env(): every STRATA_* variable (tests/fuzz/env_fuzz.cpp)
+#   place_list  place lists, parsed and placed (tests/fuzz/place_list_fuzz.cpp)
+#   topology    synthetic descriptions and lstopo XML (tests/fuzz/topology_fuzz.cpp)
+#   bench_cli   strata-bench's command line (tests/fuzz/bench_cli_fuzz.cpp)
+# The target is built from the sources it exercises, the committed seeds
+# (tests/fuzz/seeds/TARGET) and every input that once failed
+# (tests/fuzz/regressions/TARGET) form a fresh corpus, and libFuzzer runs for
+# SECONDS. A crash, a sanitizer report or a hang (over 10 s on one input)
+# fails, and the input stays in WORKDIR: commit it to regressions/TARGET.
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+target=${1:?usage: run.sh TARGET SECONDS [WORKDIR]}
+seconds=${2:?usage: run.sh TARGET SECONDS [WORKDIR]}
+work=${3:-$(mktemp -d)}
+cxx=${CLANGXX:-clang++}
+command -v "$cxx" >/dev/null || { echo "fuzz: $cxx not found (apt-get install clang)"; exit 1; }
+topo="$root/topology/src/config.cpp $root/topology/src/place_list.cpp $root/topology/src/placement.cpp
+      $root/topology/src/placement_report.cpp $root/topology/src/topology.cpp $root/topology/src/topology_report.cpp"
+inc="-I$root/topology/include -I$root/topology/src -I$root/runtime/core/include"
+libs="-lhwloc"
+max_len=1024
+case $target in
+  env) sources="$topo $root/runtime/core/src/config.cpp" ;;
+  place_list) sources=$topo ;;
+  topology) sources=$topo max_len=32768 ;;  # room for the committed lstopo exports
+  bench_cli)
+    sources="$root/bench/harness/cli.cpp $root/bench/harness/json_output.cpp $root/bench/harness/measure.cpp
+             $root/bench/harness/report.cpp $root/bench/harness/runtimes.cpp $root/bench/common/usable_cpus.cpp"
+    inc="-I$root/bench" libs="" ;;
+  *) echo "fuzz: unknown target '$target'; accepted: env, place_list, topology, bench_cli"; exit 2 ;;
+esac
+mkdir -p "$work"
+rm -rf "$work/corpus"
+mkdir -p "$work/corpus"
+cp "$root/tests/fuzz/seeds/$target"/* "$work/corpus/"
+if [ -d "$root/tests/fuzz/regressions/$target" ]; then cp "$root/tests/fuzz/regressions/$target"/* "$work/corpus/"; fi
+# shellcheck disable=SC2086
+"$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $inc \
+  -o "$work/$target" "$root/tests/fuzz/${target}_fuzz.cpp" $sources $libs -lpthread
+cd "$work"
+if ! ASAN_OPTIONS=detect_leaks=1 "./$target" -max_total_time="$seconds" -timeout=10 -max_len="$max_len" -seed=1 \
+     corpus > fuzz.log 2>&1; then
+  tail -40 fuzz.log
+  echo "fuzz: $target: FAIL (the failing input is in $work: commit it to tests/fuzz/regressions/$target)"
+  exit 1
+fi
+runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' fuzz.log)
+echo "fuzz: $target: ${runs:-?} inputs in $seconds s, no crash, no sanitizer report, no hang"
