@@ -71,6 +71,7 @@ void actor_system::add_stats(runtime_stats& s) const {
     ws.set_counter("actor_failures", c.actor_failures.get());
     ws.set_counter("migrations_proposed", c.migrations_proposed.get());
     ws.set_counter("migrations_done", c.migrations_done.get());
+    ws.set_counter("forwards", c.forwards.get());
   }
 }
 

@@ -8,7 +8,13 @@
 // install task arrives, and messages from that thread follow it through
 // the same FIFO inbox). A slot carries a generation; a message whose
 // generation differs is a dead letter. A stopped actor's slot gets the
-// next generation and is reused by this worker's own spawns.
+// next generation and is reused by this worker's own spawns; a forwarding
+// slot released by path compression (forwarding.cpp) gets the next
+// generation and is reused by migrations to this worker.
+//
+// An actor's identity is its home: the address it was spawned at. self()
+// and failure reports give the home; after a migration the home slot
+// forwards, and forwarding.cpp keeps it one hop from the actor.
 //
 // Each slot embeds its turn frame: when the actor has mail and no turn is
 // queued, the frame goes onto the worker's ready FIFO (actor_worker), which
@@ -51,8 +57,17 @@ struct alignas(64) actor_slot {  // its turn frame on whole cache lines
   std::uint64_t handled = 0;       // messages handled (for the load monitor)
   std::uint64_t handled_seen = 0;  // `handled` at the last rebalance look
   std::uint64_t forward = 0;  // forwarding: the address at the next worker
+  std::uint64_t home = 0;     // the actor's identity: the address it was spawned at
   std::uint32_t index = 0;
+  // Home slot only (forwarding.cpp): a hop release is in flight; mail that
+  // arrives meanwhile waits in mail_head/mail_tail (no turn is queued).
+  bool refreshing = false;
+  bool refresh_again = false;  // another move was reported during it
 };
+
+inline std::uint16_t next_generation(std::uint16_t g) noexcept {
+  return g == 0xffff ? 1 : static_cast<std::uint16_t>(g + 1);
+}
 
 class actor_table {
  public:

@@ -4,7 +4,9 @@
 // FIFO of slots whose turn is due (linked through their embedded turn
 // frames), the counters (written by the owner, read racily by stats()).
 // Thief-visible, on its own line: fresh_slots, the slot numbers handed out
-// to spawners on other threads.
+// to spawners on other threads, and move_free, released forwarding slots
+// that migrations from other workers take (under move_mutex: a migration
+// is rare next to a message, so a lock is cheaper to reason about).
 //
 // As a work source: ready() is "a turn is due"; poll(budget) runs up to
 // `budget` due turns, one after the other (an actor conversation on one
@@ -15,8 +17,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include <strata/actors/ext/actor_system.hpp>
+#include <strata/runtime/ext/submit.hpp>
+#include <strata/runtime/ext/task.hpp>
 #include <strata/runtime/ext/work_source.hpp>
 #include <strata/runtime/ext/worker.hpp>
 
@@ -27,9 +34,10 @@ namespace strata::detail {
 struct actor_counters {
   // Messages put into mailboxes (sent on this worker / arrived from
   // another), dead letters, actor failures, the deepest mailbox seen,
-  // migrations proposed by the monitor and done (moved off this worker).
+  // migrations proposed by the monitor and done (moved off this worker),
+  // messages forwarded after a migrated actor (one per hop).
   counter actors_live, messages_local, messages_remote, dead_letters, actor_failures, mailbox_high_water,
-      migrations_proposed, migrations_done;
+      migrations_proposed, migrations_done, forwards;
 };
 
 class actor_worker final : public work_source {
@@ -74,7 +82,43 @@ class actor_worker final : public work_source {
   // fetch_add by any thread; the owner installs them when the install task
   // arrives. The owner's own spawns reuse its free slots first.
   alignas(k_destructive_size) std::atomic<std::uint32_t> fresh_slots{1};
+
+  // A slot for an actor migrating here, taken by the moving worker:
+  // {index, generation}. A released one first, else a fresh one (index
+  // k_max_slots or more: none left).
+  std::pair<std::uint32_t, std::uint16_t> take_move_slot() {
+    {
+      std::lock_guard lock(move_mutex);
+      if (!move_free.empty()) {
+        const auto s = move_free.back();
+        move_free.pop_back();
+        return s;
+      }
+    }
+    // relaxed: uniqueness only; the adopt task orders the rest.
+    return {fresh_slots.fetch_add(1, std::memory_order_relaxed), 1};
+  }
+  // By the owner: slot `index`, now empty under `gen`, may host a migration.
+  void release_move_slot(std::uint32_t index, std::uint16_t gen) {
+    std::lock_guard lock(move_mutex);
+    move_free.emplace_back(index, gen);
+  }
+
+ private:
+  std::mutex move_mutex;
+  std::vector<std::pair<std::uint32_t, std::uint16_t>> move_free;
 };
+
+// Runs f on worker `to` of aw's runtime, behind what its inbox holds (from
+// aw's worker: never refused).
+template <class F>
+void post_to(actor_worker& aw, unsigned to, F&& f) {
+  task* t = aw.w.pool.allocate();
+  t->group = nullptr;
+  t->how = completion::detached;
+  emplace_callable(t, std::forward<F>(f));
+  submit_to_worker(aw.sys.core, to, t);
+}
 
 // Delivery and turns (turns.cpp).
 //
@@ -82,9 +126,10 @@ class actor_worker final : public work_source {
 // it (the actor moved), or makes it a dead letter. from_inbox: it came
 // through the inbox (so any install task before it has run).
 void deliver(actor_worker& aw, task* t, bool from_inbox) noexcept;
-// Installs an actor in slot `index` of aw's table.
+// Installs an actor in slot `index` of aw's table; home: its identity (0:
+// this slot, a spawn).
 void install(actor_worker& aw, std::uint32_t index, std::uint16_t gen, actor_base* a,
-             std::unique_ptr<actor_factory> f, affinity aff);
+             std::unique_ptr<actor_factory> f, affinity aff, std::uint64_t home = 0);
 // Queues s's turn: its mailbox has mail.
 inline void schedule(actor_worker& aw, actor_slot& s) noexcept { aw.queue_turn(s); }
 // Destroys s's actor, if any.
@@ -103,6 +148,13 @@ void migrate_actor(actor_worker& aw, actor_address a, unsigned to, std::shared_p
 // elastic actor to worker `to` if it has at least two active ones.
 void rebalance(actor_worker& aw, unsigned to);
 void start_monitor(actor_system& sys, unsigned period_ms);
+
+// Path compression (forwarding.cpp). Run on the worker of `home`: a move
+// beyond the home slot happened; shorten the chain from home to the actor
+// to one hop, without reordering mail.
+// noexcept: a round half done would hold mail for ever; out of memory for a
+// task frame ends the process instead.
+void refresh_home(actor_worker& aw, std::uint64_t home) noexcept;
 void stop_monitor(actor_system& sys) noexcept;
 
 }  // namespace strata::detail

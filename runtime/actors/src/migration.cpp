@@ -6,6 +6,11 @@
 // mailbox goes to the new worker's inbox. Every message that still arrives
 // at the old address is forwarded through the same FIFO inbox, behind the
 // adopt task, so nothing is reordered or lost (FIFO per sender holds).
+//
+// Senders keep the actor's home address (where it was spawned). A move
+// from a slot other than the home tells the home, which shortens its chain
+// back to one hop (forwarding.cpp): an actor moved a thousand times costs a
+// message one forward, not a thousand, and the slots it left are reused.
 #include <chrono>
 #include <string>
 
@@ -24,16 +29,19 @@ struct adopt_task {
   actor_factory* factory;
   task* mail_head;
   task* mail_tail;
+  std::uint64_t home;
   std::uint32_t depth;
   std::uint32_t index;
+  std::uint16_t gen;
   unsigned restarts;
   affinity aff;
-  adopt_task(actor_system* s, actor_base* a, actor_factory* f, task* h, task* t, std::uint32_t d, std::uint32_t i,
-             unsigned r, affinity x)
-      : sys(s), actor(a), factory(f), mail_head(h), mail_tail(t), depth(d), index(i), restarts(r), aff(x) {}
+  adopt_task(actor_system* s, actor_slot& from, std::uint32_t i, std::uint16_t g)
+      : sys(s), actor(from.actor), factory(from.factory.release()), mail_head(from.mail_head),
+        mail_tail(from.mail_tail), home(from.home), depth(from.depth), index(i), gen(g), restarts(from.restarts),
+        aff(from.aff) {}
   adopt_task(adopt_task&& o) noexcept
       : sys(o.sys), actor(o.actor), factory(o.factory), mail_head(o.mail_head), mail_tail(o.mail_tail),
-        depth(o.depth), index(o.index), restarts(o.restarts), aff(o.aff) {
+        home(o.home), depth(o.depth), index(o.index), gen(o.gen), restarts(o.restarts), aff(o.aff) {
     o.actor = nullptr;
     o.factory = nullptr;
     o.mail_head = nullptr;
@@ -54,7 +62,7 @@ struct adopt_task {
   }
   void operator()() {
     actor_worker& aw = sys->at(current_worker()->index);
-    install(aw, index, 1, actor, std::unique_ptr<actor_factory>(factory), aff);
+    install(aw, index, gen, actor, std::unique_ptr<actor_factory>(factory), aff, home);
     actor_slot& s = *aw.table.find(index);
     s.restarts = restarts;
     s.mail_head = mail_head;
@@ -67,13 +75,6 @@ struct adopt_task {
   }
 };
 
-task* frame_on(worker& w) {
-  task* t = w.pool.allocate();
-  t->group = nullptr;
-  t->how = completion::detached;
-  return t;
-}
-
 void finish_reply(const std::shared_ptr<future_state<bool>>& reply, bool v) noexcept {
   if (!reply) return;
   reply->value.emplace(v);
@@ -83,22 +84,24 @@ void finish_reply(const std::shared_ptr<future_state<bool>>& reply, bool v) noex
 // Moves slot s (live, not running) to worker `to`.
 bool move_slot(actor_worker& aw, actor_slot& s, unsigned to) {
   actor_system& sys = aw.sys;
-  actor_worker& target = sys.at(to);
-  // relaxed: uniqueness only; the adopt task orders the rest.
-  const std::uint32_t index = target.fresh_slots.fetch_add(1, std::memory_order_relaxed);
+  const auto [index, gen] = sys.at(to).take_move_slot();
   if (index >= actor_address::k_max_slots) return false;
-  task* t = frame_on(aw.w);
-  emplace_callable(t, adopt_task(&sys, s.actor, s.factory.release(), s.mail_head, s.mail_tail, s.depth, index,
-                                 s.restarts, s.aff));
+  const std::uint64_t here = actor_address::make(sys.rank, aw.w.index, s.index, s.generation).bits();
+  const std::uint64_t home = s.home;
+  post_to(aw, to, adopt_task(&sys, s, index, gen));  // to another worker: its inbox is FIFO behind this
   s.actor = nullptr;
   s.mail_head = s.mail_tail = nullptr;
   s.depth = 0;
   s.state = slot_state::forwarding;
-  s.forward = actor_address::make(sys.rank, to, index, 1).bits();
+  s.forward = actor_address::make(sys.rank, to, index, gen).bits();
   --aw.table.live;
   aw.counters.actors_live.set(aw.table.live);
   aw.counters.migrations_done.add();
-  submit_to_worker(sys.core, to, t);  // from a worker: never refused
+  if (home != here) {  // the chain from home grew a hop: the home shortens it
+    actor_system* sp = &sys;
+    post_to(aw, actor_address::from_bits(home).worker(),
+            [sp, home] { refresh_home(sp->at(current_worker()->index), home); });
+  }
   return true;
 }
 
@@ -174,10 +177,9 @@ void migrate_actor(actor_worker& aw, actor_address a, unsigned to, std::shared_p
   }
   if (s->state == slot_state::forwarding) {  // follow the chain
     const actor_address next = actor_address::from_bits(s->forward);
-    task* t = frame_on(aw.w);
     actor_system* sys = &aw.sys;
-    emplace_callable(t, [sys, next, to, reply] { migrate_actor(sys->at(current_worker()->index), next, to, reply); });
-    submit_to_worker(aw.sys.core, next.worker(), t);
+    post_to(aw, next.worker(),
+            [sys, next, to, reply] { migrate_actor(sys->at(current_worker()->index), next, to, reply); });
     return;
   }
   const bool ok = s->state == slot_state::live && s->aff == affinity::elastic && !s->running && to != aw.w.index &&

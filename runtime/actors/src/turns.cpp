@@ -12,14 +12,12 @@
 namespace strata::detail {
 namespace {
 
-std::uint16_t next_generation(std::uint16_t g) noexcept { return g == 0xffff ? 1 : static_cast<std::uint16_t>(g + 1); }
-
 actor_address address_of(const actor_worker& aw, const actor_slot& s) noexcept {
   return actor_address::make(aw.sys.rank, aw.w.index, s.index, s.generation);
 }
 
-// Appends m to s's mailbox and makes its turn due.
-[[gnu::always_inline]] inline void append_mail(actor_worker& aw, actor_slot& s, task* m) noexcept {
+// Links m at the end of s's mail list.
+[[gnu::always_inline]] inline void link_mail(actor_slot& s, task* m) noexcept {
   m->next.store(nullptr, std::memory_order_relaxed);  // relaxed: owner-private list
   if (s.mail_tail == nullptr) {
     s.mail_head = m;
@@ -27,6 +25,11 @@ actor_address address_of(const actor_worker& aw, const actor_slot& s) noexcept {
     s.mail_tail->next.store(m, std::memory_order_relaxed);  // relaxed: owner-private list
   }
   s.mail_tail = m;
+}
+
+// Appends m to s's mailbox and makes its turn due.
+[[gnu::always_inline]] inline void append_mail(actor_worker& aw, actor_slot& s, task* m) noexcept {
+  link_mail(s, m);
   aw.counters.mailbox_high_water.max(++s.depth);
   aw.queue_turn(s);
 }
@@ -76,7 +79,7 @@ void on_failure(actor_worker& aw, actor_slot& s, std::exception_ptr err) noexcep
     sup = aw.sys.supervisor;
   }
   supervision decision = supervision::stop;
-  actor_failure f{address_of(aw, s), err, what_of(err), s.restarts};
+  actor_failure f{actor_address::from_bits(s.home), err, what_of(err), s.restarts};
   if (sup) {
     try {
       decision = sup(f);
@@ -119,7 +122,7 @@ void retire_slot(actor_worker& aw, actor_slot& s) noexcept {
 // counts the messages handled (the return value) as executed.
 [[gnu::always_inline]] inline unsigned actor_turn(actor_worker& aw, worker& w, actor_slot& s, actor_context& ctx,
                                                   unsigned budget) {
-  ctx.begin(s.index, s.generation);
+  ctx.begin(s.home);
   s.running = true;
   unsigned left = budget;
   for (; left != 0 && s.mail_head != nullptr && s.state == slot_state::live; --left) {
@@ -202,6 +205,11 @@ void deliver(actor_worker& aw, task* t, bool from_inbox) noexcept {
       return;
     }
     if (s->state == slot_state::forwarding) {
+      if (s->refreshing) {  // a home slot shortening its chain: hold the mail (forwarding.cpp)
+        link_mail(*s, t);
+        return;
+      }
+      aw.counters.forwards.add();
       t->tag = s->forward;
       forward_to(aw.sys.core, actor_address::from_bits(s->forward).worker(), t);
       return;
@@ -235,9 +243,12 @@ void destroy_actor(actor_slot& s) noexcept {
 }
 
 void install(actor_worker& aw, std::uint32_t index, std::uint16_t gen, actor_base* a, std::unique_ptr<actor_factory> f,
-             affinity aff) {
+             affinity aff, std::uint64_t home) {
   actor_table& tab = aw.table;
   actor_slot& s = tab.at(index);
+  s.home = home != 0 ? home : actor_address::make(aw.sys.rank, aw.w.index, index, gen).bits();
+  s.forward = 0;
+  s.refreshing = s.refresh_again = false;
   s.actor = a;
   s.factory = std::move(f);
   s.generation = gen;

@@ -458,7 +458,8 @@ class actor_ref {
 // What receive() gets: who am I, where do I run, spawn children next to me.
 class actor_context {
  public:
-  actor_address self() const noexcept { return actor_address::make(m_sys->rank, m_worker, m_slot, m_generation); }
+  // The actor's identity (the address it was spawned at), wherever it runs now.
+  actor_address self() const noexcept { return actor_address::from_bits(m_self); }
   worker_id worker() const noexcept { return worker_id{m_worker}; }
   template <class T>
   actor_ref<T> self_ref() const noexcept {
@@ -483,11 +484,9 @@ class actor_context {
 
   // Internal: the turn loop's context.
   actor_context(detail::actor_system* sys, unsigned worker) noexcept : m_sys(sys), m_worker(worker) {}
-  // The next turn of a chain (run_turn): the address is assembled only when
-  // self() asks for it.
-  void begin(std::uint32_t slot, std::uint16_t generation) noexcept {
-    m_slot = slot;
-    m_generation = generation;
+  // The next turn of a chain (run_turn), of the actor whose identity is `self`.
+  void begin(std::uint64_t self) noexcept {
+    m_self = self;
     m_stop = false;
   }
   bool stop_requested() const noexcept { return m_stop; }
@@ -495,8 +494,7 @@ class actor_context {
  private:
   detail::actor_system* m_sys;
   unsigned m_worker;
-  std::uint32_t m_slot = 0;
-  std::uint16_t m_generation = 0;
+  std::uint64_t m_self = 0;
   bool m_stop = false;
 };
 
