@@ -480,6 +480,7 @@ TEST(Actor, AMessageWhoseCopyOrMoveThrowsReachesTheSenderAndLosesNoFrame) {
 namespace migration {
 
 struct where {};
+struct who {};
 struct seq_msg {
   unsigned sender;
   std::uint64_t seq;
@@ -494,6 +495,7 @@ struct ordered : strata::actor<ordered> {
     ++total;
   }
   unsigned receive(strata::actor_context& ctx, const where&) { return ctx.worker().value; }
+  std::uint64_t receive(strata::actor_context& ctx, const who&) { return ctx.self().bits(); }
   std::vector<std::uint64_t> receive(strata::actor_context&, const get&) { return {total, out_of_order}; }
 };
 
@@ -527,6 +529,39 @@ TEST(ActorMigration, LosslessAndInOrderWhileSendersKeepSending) {
   EXPECT_GE(moved, 20u) << "most moves happen between two messages";
   rt.wait_idle();
   EXPECT_EQ(sum_stat(rt, "migrations_done"), moved);
+  EXPECT_EQ(sum_stat(rt, "dead_letters"), 0u);
+}
+
+// Path compression (forwarding.cpp): after many moves a message to the
+// actor's address still takes one forward, so time per message does not
+// grow with moves (the soak test shows the memory side: RSS stays flat).
+TEST(ActorMigration, ManyMovesKeepOneHop) {
+  strata::config c = strata::test::workers(3);
+  c.monitor_period_ms = 0;
+  strata::runtime rt(c);
+  auto a = rt.spawn_actor<ordered>(strata::affinity::elastic, strata::worker_id{0}, 1u);
+  unsigned moved = 0;
+  std::uint64_t sent = 0;
+  for (int i = 0; i < 600; ++i) {
+    const unsigned to = 1 + static_cast<unsigned>(i % 2);  // never back home: every move after the first grows the chain
+    if (rt.migrate_actor(a, strata::worker_id{to}).get()) ++moved;
+    a.send(seq_msg{0, sent++});  // mail in flight while the home shortens its chain
+  }
+  EXPECT_NE(a.ask(where{}).get(), 0u);
+  EXPECT_EQ(a.ask(who{}).get(), a.address().bits()) << "self() is the identity, wherever the actor runs";
+  rt.wait_idle();
+  const std::uint64_t forwards_before = sum_stat(rt, "forwards");
+  constexpr std::uint64_t k_probe = 1000;
+  for (std::uint64_t i = 0; i < k_probe; ++i) a.send(seq_msg{0, sent++});
+  const auto r = a.ask(get{}).get();
+  rt.wait_idle();
+  // A move is refused while the actor handles the message just sent, or
+  // when the request follows a hop the home has just released.
+  EXPECT_GE(moved, 100u);
+  EXPECT_EQ(r[0], sent) << "messages lost";
+  EXPECT_EQ(r[1], 0u) << "messages reordered while the chain was shortened";
+  // One forward per message (home -> actor), plus the ask's.
+  EXPECT_LE(sum_stat(rt, "forwards") - forwards_before, k_probe + 1);
   EXPECT_EQ(sum_stat(rt, "dead_letters"), 0u);
 }
 
