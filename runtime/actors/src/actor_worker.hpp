@@ -109,13 +109,19 @@ class actor_worker final : public work_source {
   std::vector<std::pair<std::uint32_t, std::uint16_t>> move_free;
 };
 
+// A detached task frame from aw's worker's pool.
+inline task* detached_frame(actor_worker& aw) {
+  task* t = aw.w.pool.allocate();
+  t->group = nullptr;
+  t->how = completion::detached;
+  return t;
+}
+
 // Runs f on worker `to` of aw's runtime, behind what its inbox holds (from
 // aw's worker: never refused).
 template <class F>
 void post_to(actor_worker& aw, unsigned to, F&& f) {
-  task* t = aw.w.pool.allocate();
-  t->group = nullptr;
-  t->how = completion::detached;
+  task* t = detached_frame(aw);
   emplace_callable(t, std::forward<F>(f));
   submit_to_worker(aw.sys.core, to, t);
 }

@@ -88,7 +88,10 @@ bool move_slot(actor_worker& aw, actor_slot& s, unsigned to) {
   if (index >= actor_address::k_max_slots) return false;
   const std::uint64_t here = actor_address::make(sys.rank, aw.w.index, s.index, s.generation).bits();
   const std::uint64_t home = s.home;
-  post_to(aw, to, adopt_task(&sys, s, index, gen));  // to another worker: its inbox is FIFO behind this
+  // The frame first: if it cannot be had, the actor is still here, intact.
+  task* t = detached_frame(aw);
+  emplace_callable(t, adopt_task(&sys, s, index, gen));
+  submit_to_worker(sys.core, to, t);  // to another worker: its inbox is FIFO behind this
   s.actor = nullptr;
   s.mail_head = s.mail_tail = nullptr;
   s.depth = 0;
