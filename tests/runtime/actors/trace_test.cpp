@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -72,7 +73,10 @@ struct per_thread {
 std::map<long, per_thread> check_and_count(const strata::test::json& doc) {
   std::map<long, per_thread> out;
   std::map<long, double> last_ts;
-  std::map<long, std::vector<double>> open_ends;  // per thread: the ends of the spans enclosing now
+  // Per thread: the ends of the spans enclosing now, in whole nanoseconds. The file writes microseconds
+  // with three decimals, so rounding to ns is exact; adding the doubles is not (ts + dur of a span
+  // can land a hair past the next span's ts and make adjacent spans look nested).
+  std::map<long, std::vector<long long>> open_ends;
   for (const auto& e : doc["traceEvents"].arr) {
     const std::string ph = e["ph"].str;
     const long tid = static_cast<long>(e["tid"].num);
@@ -88,16 +92,16 @@ std::map<long, per_thread> check_and_count(const strata::test::json& doc) {
     }
     last_ts[tid] = ts;
     auto& ends = open_ends[tid];
-    while (!ends.empty() && ends.back() <= ts) ends.pop_back();
+    const long long ts_ns = std::llround(ts * 1000.0);
+    while (!ends.empty() && ends.back() <= ts_ns) ends.pop_back();
     const std::string name = e["name"].str;
     per_thread& p = out[tid];
     if (ph == "X") {
-      const double end = ts + e["dur"].num;
+      const long long end = ts_ns + std::llround(e["dur"].num * 1000.0);
       EXPECT_GE(e["dur"].num, 0.0);
-      // Nested: a span that starts inside another ends inside it too (the
-      // microsecond text keeps nanoseconds: exact).
+      // Nested: a span that starts inside another ends inside it too.
       if (!ends.empty()) {
-        EXPECT_LE(end, ends.back() + 1e-9) << name << " at " << ts << " on thread " << tid;
+        EXPECT_LE(end, ends.back()) << name << " at " << ts << " on thread " << tid;
       }
       ends.push_back(end);
       if (name == "task") ++p.tasks;
