@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include <strata/topology/ext/fault.hpp>
+
 #include "numa_system.hpp"
 
 namespace strata::numa_detail {
@@ -176,6 +178,7 @@ arena_set::arena_set() {
 char* arena_set::map_bound(std::size_t len, std::size_t align, std::size_t slot_index, std::size_t requested) {
   arena_slot& s = slot(slot_index);
   const std::size_t extra = align > k_page ? align : 0;
+  if (const int e = fault::fail_here(fault::site::mmap); e != 0) throw numa_bad_alloc(s.where, requested, e);
   void* raw = mmap(nullptr, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) throw numa_bad_alloc(s.where, requested, errno);
   char* p = static_cast<char*>(raw);

@@ -1,6 +1,8 @@
 // numa_system: libnuma queries and the mbind / move_pages system calls.
 #include "numa_system.hpp"
 
+#include <strata/topology/ext/fault.hpp>
+
 #include <numa.h>
 #include <numaif.h>
 #include <sched.h>
@@ -120,6 +122,7 @@ int bind_range(void* p, std::size_t len, memory_placement where) noexcept {
     case memory_placement::kind::unbound:
       return 0;
   }
+  if (const int e = fault::fail_here(fault::site::mbind); e != 0) return e;
   if (mbind(p, len, mode, mask.data(), mask.size() * k_bits_per_word, 0) != 0) return errno;
   return 0;
 }

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <string>
 
+#include <strata/topology/ext/fault.hpp>
+
 #include "topology_data.hpp"
 
 namespace strata {
@@ -185,9 +187,15 @@ data_ptr new_handle(std::string source) {
   return d;
 }
 
+// hwloc_topology_load through the fault seam: 0, or the errno it failed with.
+int load(detail::topology_data& d) {
+  if (const int e = fault::fail_here(fault::site::hwloc_load); e != 0) return e;
+  return hwloc_topology_load(d.handle) == 0 ? 0 : (errno != 0 ? errno : EINVAL);
+}
+
 void load_or_throw(detail::topology_data& d, const std::string& what) {
-  if (hwloc_topology_load(d.handle) != 0) {
-    throw config_error("strata: hwloc could not load " + what + ": " + std::strerror(errno));
+  if (const int e = load(d); e != 0) {
+    throw config_error("strata: hwloc could not load " + what + ": " + std::strerror(e));
   }
 }
 
@@ -322,12 +330,13 @@ topology topology::from_xml(const std::string& path) {
                        "; accepted: a file exported by lstopo --of xml");
   }
   auto d = new_handle("xml: " + path);
-  if (hwloc_topology_set_xml(d->handle, path.c_str()) != 0) {
-    throw config_error("strata: hwloc rejected XML topology '" + path + "': " + std::strerror(errno));
-  }
-  if (hwloc_topology_load(d->handle) != 0) {
-    throw config_error("strata: malformed XML topology '" + path +
-                       "' (hwloc could not parse it); accepted: a file exported by lstopo --of xml");
+  int e = fault::fail_here(fault::site::hwloc_xml);
+  if (e == 0 && hwloc_topology_set_xml(d->handle, path.c_str()) != 0) e = errno != 0 ? errno : EINVAL;
+  if (e != 0) throw config_error("strata: hwloc rejected XML topology '" + path + "': " + std::strerror(e));
+  // The child parsed this file, so a failure here is the system's (memory), not the file's.
+  if (e = load(*d); e != 0) {
+    throw config_error("strata: hwloc could not load XML topology '" + path + "': " + std::strerror(e) +
+                       "; accepted: a file exported by lstopo --of xml");
   }
   finish_description(*d);
   return topology{d};

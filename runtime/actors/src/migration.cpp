@@ -13,9 +13,11 @@
 // message one forward, not a thousand, and the slots it left are reused.
 #include <chrono>
 #include <string>
+#include <system_error>
 
 #include <strata/actors/actor.hpp>
 #include <strata/runtime/task_group.hpp>
+#include <strata/topology/ext/fault.hpp>
 
 #include "actor_worker.hpp"
 
@@ -213,6 +215,9 @@ void rebalance(actor_worker& aw, unsigned to) {
 
 void start_monitor(actor_system& sys, unsigned period_ms) {
   if (period_ms == 0 || sys.core.workers.size() < 2) return;
+  if (const int e = fault::fail_here(fault::site::thread_create); e != 0) {
+    throw std::system_error(e, std::generic_category(), "std::thread");  // what std::thread throws
+  }
   sys.monitor = std::thread(monitor_loop, std::ref(sys), period_ms);
 }
 

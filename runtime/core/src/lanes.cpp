@@ -108,7 +108,10 @@ external_lane* caller_lane(runtime_core& rt) {
 }
 
 task* external_frame(runtime_core& rt) {
-  if (external_lane* l = caller_lane(rt)) return l->pool.allocate();
+  if (external_lane* l = caller_lane(rt)) {
+    l->deque.reserve_one();  // as spawn_frame: submit_on_lane's push cannot fail
+    return l->pool.allocate();
+  }
   task* t = new task{};
   t->home = k_no_home;
   return t;

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include <strata/runtime/stats.hpp>
+#include <strata/topology/ext/fault.hpp>
 
 namespace strata::detail {
 namespace {
@@ -43,6 +44,10 @@ int open_event(const event& e, int tid, int* err) {
   attr.exclude_hv = 1;
   for (int user_only = 0; user_only < 2; ++user_only) {
     attr.exclude_kernel = user_only != 0 ? 1u : 0u;
+    if (const int injected = fault::fail_here(fault::site::perf_event_open); injected != 0) {
+      *err = injected;
+      return -1;
+    }
     const long fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd >= 0) return static_cast<int>(fd);
     *err = errno;

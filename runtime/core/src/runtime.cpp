@@ -16,6 +16,7 @@
 #include <strata/runtime/profile.hpp>
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/task_group.hpp>
+#include <strata/topology/ext/fault.hpp>
 
 #include "engine.hpp"
 #include "injector.hpp"
@@ -213,7 +214,9 @@ void runtime::start_threads(std::vector<std::string>& errors) {
   for (unsigned i = 0; i < n; ++i) {
     args[i] = {&rt, i, &ready, &errors[i]};
     pthread_t th;
-    if (const int e = pthread_create(&th, &attr, worker_main, &args[i]); e != 0) {
+    int e = fault::fail_here(fault::site::thread_create);
+    if (e == 0) e = pthread_create(&th, &attr, worker_main, &args[i]);
+    if (e != 0) {
       pthread_attr_destroy(&attr);
       // The workers already started wait on the latch: release them, let
       // them leave, join them, then report.

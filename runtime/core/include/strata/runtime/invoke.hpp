@@ -79,6 +79,7 @@ void parallel_invoke(F&& first, G&& second) {
   detail::worker* w = detail::current_worker();
   if (w == nullptr) detail::invoke_outside();
   using fn = std::remove_reference_t<F>;
+  w->deque.reserve_one();  // the push below cannot grow the deque, so cannot fail (ext/spawn.hpp)
   detail::task frame(detail::join_frame_tag{}, &detail::run_joined<fn>, w->running_group);
   detail::join_state* st = ::new (static_cast<void*>(frame.storage)) detail::join_state{};  // trivially destructible
   st->fn = const_cast<void*>(static_cast<const void*>(std::addressof(first)));

@@ -198,7 +198,7 @@ detail::task* runtime::make_task(F&& f) {
   detail::worker* w = detail::current_worker();
   detail::task* t;
   if (w != nullptr && w->rt == m_core.get()) {
-    t = w->pool.allocate();
+    t = detail::spawn_frame(*w);
     if constexpr (detail::k_boxed<F>) w->counters.boxed.add();
   } else {
     t = detail::external_frame(*m_core);

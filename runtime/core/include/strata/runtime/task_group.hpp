@@ -184,7 +184,7 @@ template <class F>
 void task_group::run(F&& f) {
   detail::worker* w = detail::current_worker();
   if (w != nullptr && w == m_owner) {  // the fork-join fast path
-    detail::task* t = w->pool.allocate();
+    detail::task* t = detail::spawn_frame(*w);
     if constexpr (detail::k_boxed<F>) w->counters.boxed.add();
     detail::emplace_callable(t, std::forward<F>(f));
     t->group = this;
@@ -196,7 +196,7 @@ void task_group::run(F&& f) {
     return;
   }
   if (w != nullptr && w->rt == m_rt) {
-    detail::task* t = w->pool.allocate();
+    detail::task* t = detail::spawn_frame(*w);
     if constexpr (detail::k_boxed<F>) w->counters.boxed.add();
     detail::emplace_callable(t, std::forward<F>(f));
     t->group = this;

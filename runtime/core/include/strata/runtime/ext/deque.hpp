@@ -148,7 +148,22 @@ class worker_deque {
 
   stealer<T> make_stealer() const noexcept { return stealer<T>(m_shared); }
 
-  // Private push: no fence, no atomic read-modify-write. Grows when full.
+  // Makes room for one more push now, so that the next push cannot grow:
+  // the one step of a spawn that can fail for want of memory. Throws what
+  // numa_allocate throws (numa_bad_alloc) and then changes nothing. The
+  // spawn paths call it before they take a frame (spawn_frame).
+  void reserve_one() {
+    if (m_bottom - m_top_cache > m_mask) {
+      // acquire: pairs with thieves' CAS on top, as in push.
+      m_top_cache = m_shared->top.load(std::memory_order_acquire);
+      if (m_bottom - m_top_cache > m_mask) grow();
+    }
+  }
+
+  // Private push: no fence, no atomic read-modify-write. Grows when full,
+  // and a refused allocation there ends the process (noexcept): a push
+  // that may find the deque full comes after reserve_one. (Pushes that move
+  // stolen tasks onto the thief's deque find it empty: they never grow.)
   void push(T v) noexcept {
     if (m_bottom - m_top_cache > m_mask) {
       // acquire: pairs with thieves' CAS on top; tells how much room they freed.
@@ -286,7 +301,8 @@ class worker_deque {
     return false;
   }
 
-  void grow() noexcept {
+  // Strong guarantee: the allocation comes first; when it throws, nothing changed.
+  void grow() {
     auto* bigger = new detail::deque_buffer<T>(m_buffer->capacity() * 2, m_where);
     for (std::int64_t i = m_top_cache; i < m_bottom; ++i) bigger->store(i, m_buffer->load(i));
     m_garbage.emplace_back(bigger);  // capacity reserved: never reallocates in practice

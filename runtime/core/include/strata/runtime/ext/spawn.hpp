@@ -14,10 +14,18 @@
 
 namespace strata::detail {
 
+// A frame for a task w is about to push on its own deque. The deque's room
+// comes first (reserve_one), so a refused allocation (numa_bad_alloc) is
+// thrown here, before anything exists to undo, and the push cannot fail.
+inline task* spawn_frame(worker& w) {
+  w.deque.reserve_one();
+  return w.pool.allocate();
+}
+
 // A frame for a task or message of rt: from the pool of w when w is one of
-// rt's workers, else from the heap (home = k_no_home).
+// rt's workers (spawn_frame), else from the heap (home = k_no_home).
 inline task* frame_for(runtime_core& rt, worker* w) {
-  if (w != nullptr && w->rt == &rt) return w->pool.allocate();
+  if (w != nullptr && w->rt == &rt) return spawn_frame(*w);
   task* t = new task{};
   t->home = k_no_home;
   return t;
