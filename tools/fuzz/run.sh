@@ -10,6 +10,8 @@
 # (tests/fuzz/regressions/TARGET) form a fresh corpus, and libFuzzer runs for
 # SECONDS. A crash, a sanitizer report or a hang (over 10 s on one input)
 # fails, and the input stays in WORKDIR: commit it to regressions/TARGET.
+# STRATA_CONFIG_INCLUDE: the directory holding the build's generated
+# strata/config.hpp (default: build/dev's).
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 target=${1:?usage: run.sh TARGET SECONDS [WORKDIR]}
@@ -17,9 +19,15 @@ seconds=${2:?usage: run.sh TARGET SECONDS [WORKDIR]}
 work=${3:-$(mktemp -d)}
 cxx=${CLANGXX:-clang++}
 command -v "$cxx" >/dev/null || { echo "fuzz: $cxx not found (apt-get install clang)"; exit 1; }
-topo="$root/topology/src/config.cpp $root/topology/src/place_list.cpp $root/topology/src/placement.cpp
-      $root/topology/src/placement_report.cpp $root/topology/src/topology.cpp $root/topology/src/topology_report.cpp"
-inc="-I$root/topology/include -I$root/topology/src -I$root/runtime/core/include"
+generated=${STRATA_CONFIG_INCLUDE:-$root/build/dev/generated/include}
+if [ ! -f "$generated/strata/config.hpp" ]; then
+  echo "fuzz: no $generated/strata/config.hpp (build first, or set STRATA_CONFIG_INCLUDE)"
+  exit 1
+fi
+topo="$root/topology/src/config.cpp $root/topology/src/fault.cpp $root/topology/src/place_list.cpp
+      $root/topology/src/placement.cpp $root/topology/src/placement_report.cpp $root/topology/src/topology.cpp
+      $root/topology/src/topology_report.cpp"
+inc="-I$root/topology/include -I$root/topology/src -I$root/runtime/core/include -I$generated"
 libs="-lhwloc"
 max_len=1024
 case $target in
@@ -29,7 +37,7 @@ case $target in
   bench_cli)
     sources="$root/bench/harness/cli.cpp $root/bench/harness/json_output.cpp $root/bench/harness/measure.cpp
              $root/bench/harness/report.cpp $root/bench/harness/runtimes.cpp $root/bench/common/usable_cpus.cpp"
-    inc="-I$root/bench" libs="" ;;
+    inc="-I$root/bench -I$generated" libs="" ;;
   *) echo "fuzz: unknown target '$target'; accepted: env, place_list, topology, bench_cli"; exit 2 ;;
 esac
 mkdir -p "$work"
