@@ -23,9 +23,10 @@ packages=(g++ cmake ninja-build pkg-config libhwloc-dev hwloc libnuma-dev numact
 # termination protocol is model-checked with spin (Promela); the slurm tests
 # run a local cluster (tools/slurm/cluster.sh) of Debian's SLURM and munge;
 # a timeline is opened in Chromium's trace engine (python3-websocket drives it);
-# strata-http is driven by wrk.
+# strata-http is driven by wrk; tools/static_analysis.sh runs clang-tidy and cppcheck.
 if [[ $purpose == test ]]; then
-  packages+=(qemu-system-x86 busybox-static cpio spin slurm-wlm munge chromium python3-websocket wrk)
+  packages+=(qemu-system-x86 busybox-static cpio spin slurm-wlm munge chromium python3-websocket wrk
+             clang-tidy cppcheck)
 fi
 
 missing=()

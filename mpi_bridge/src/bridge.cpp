@@ -132,7 +132,9 @@ void bridge::check_registries() {
   std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(m_size));
   check(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, m_ctrl), "MPI_Allgather (registry digest)");
   bool same = true;
-  for (int r = 0; r < m_size; ++r) same = same && all[2 * r] == mine[0] && all[2 * r + 1] == mine[1];
+  for (std::size_t r = 0; r < static_cast<std::size_t>(m_size); ++r) {
+    same = same && all[2 * r] == mine[0] && all[2 * r + 1] == mine[1];
+  }
   if (same) return;
   const int len = static_cast<int>(joined.size());
   std::vector<int> lens(static_cast<std::size_t>(m_size)), offs(static_cast<std::size_t>(m_size));

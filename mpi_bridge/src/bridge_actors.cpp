@@ -248,7 +248,7 @@ struct raw_reply final : detail::reply_sink {
     state->finish();
   }
   void error(std::string what) override {
-    state->error = std::make_exception_ptr(remote_error(std::move(what)));
+    state->error = std::make_exception_ptr(remote_error(what));
     state->finish();
   }
   std::shared_ptr<strata::detail::future_state<std::vector<std::byte>>> state;

@@ -5,16 +5,11 @@
 
 namespace strata::mpi {
 
-session::session(int& argc, char**& argv, runtime& rt, const config& c) : m_rt(rt) {
-  detail::bridge::init how;
-  how.argc = &argc;
-  how.argv = &argv;
-  m_b = std::make_unique<detail::bridge>(rt, c, how);
-}
+session::session(int& argc, char**& argv, runtime& rt, const config& c)
+    : m_rt(rt), m_b(std::make_unique<detail::bridge>(rt, c, detail::bridge::init{&argc, &argv})) {}
 
-session::session(runtime& rt, const config& c) : m_rt(rt) {
-  m_b = std::make_unique<detail::bridge>(rt, c, detail::bridge::init{});
-}
+session::session(runtime& rt, const config& c)
+    : m_rt(rt), m_b(std::make_unique<detail::bridge>(rt, c, detail::bridge::init{})) {}
 
 session::session(runtime& rt, communicator app_comm, const config& c) : m_rt(rt) {
   int initialized = 0;

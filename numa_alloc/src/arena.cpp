@@ -183,7 +183,8 @@ char* arena_set::map_bound(std::size_t len, std::size_t align, std::size_t slot_
   if (raw == MAP_FAILED) throw numa_bad_alloc(s.where, requested, errno);
   char* p = static_cast<char*>(raw);
   if (extra != 0) {
-    char* aligned = reinterpret_cast<char*>(round_up(reinterpret_cast<std::uintptr_t>(p), align));
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    char* aligned = p + (round_up(at, align) - at);
     if (aligned != p) munmap(p, static_cast<std::size_t>(aligned - p));
     const std::size_t tail = static_cast<std::size_t>((p + len + extra) - (aligned + len));
     if (tail != 0) munmap(aligned + len, tail);

@@ -148,7 +148,11 @@ inline std::size_t class_bytes(int c) noexcept { return k_min_block << c; }
 
 // The slot a small block belongs to (its chunk header).
 inline std::uint32_t slot_of_block(const void* p) noexcept {
-  const auto* h = reinterpret_cast<const chunk_header*>(reinterpret_cast<std::uintptr_t>(p) & ~(k_chunk_bytes - 1));
+  // Pointer arithmetic back to the chunk's start, not a cast from the masked integer: the header
+  // pointer keeps p's provenance (the chunk is one mapping).
+  const char* c = static_cast<const char*>(p);
+  const std::size_t into_chunk = reinterpret_cast<std::uintptr_t>(p) & (k_chunk_bytes - 1);
+  const auto* h = reinterpret_cast<const chunk_header*>(c - into_chunk);
   return h->slot;
 }
 

@@ -96,7 +96,8 @@ void nodes_of(const void* const* ptrs, std::size_t n, int* out) noexcept {
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   std::vector<void*> pages(n);
   for (std::size_t i = 0; i < n; ++i) {
-    pages[i] = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(ptrs[i]) & ~(page - 1));
+    const char* c = static_cast<const char*>(ptrs[i]);  // back to its page by arithmetic (keeps provenance)
+    pages[i] = const_cast<char*>(c - (reinterpret_cast<std::uintptr_t>(c) & (page - 1)));
   }
   std::vector<int> status(n, -1);
   // nodes == nullptr: move_pages only reports where each page is (status:
@@ -116,9 +117,10 @@ int node_of(const void* p) noexcept {
 
 void prefer_small_pages(void* p, std::size_t bytes) noexcept {
   const std::uintptr_t page = numa_detail::k_page;
-  const auto lo = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
-  const auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(page - 1);
-  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_NOHUGEPAGE);
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  const auto lo = (at + page - 1) & ~(page - 1);
+  const auto hi = (at + bytes) & ~(page - 1);
+  if (hi > lo) madvise(static_cast<char*>(p) + (lo - at), hi - lo, MADV_NOHUGEPAGE);  // arithmetic: keeps provenance
 }
 
 std::size_t huge_page_bytes() noexcept { return numa_detail::k_chunk_bytes; }

@@ -139,17 +139,22 @@ std::string trim(std::string_view s) {
 
 unsigned long long parse_decimal(std::string_view text, std::string_view origin, unsigned long long min,
                                  unsigned long long max) {
-  const std::string accepted =
-      "; accepted: a whole number from " + std::to_string(min) + " to " + std::to_string(max);
-  const std::string head = "strata: " + std::string(origin) + "='" + std::string(text) + "' ";
-  if (text.empty()) throw config_error(head + "is empty" + accepted);
+  // The message is built only when the value is refused.
+  const auto refuse = [&](const char* what) {
+    std::string m = "strata: ";
+    m.append(origin).append("='").append(text).append("' ").append(what);
+    m += "; accepted: a whole number from " + std::to_string(min);
+    m += " to " + std::to_string(max);
+    return config_error(m);
+  };
+  if (text.empty()) throw refuse("is empty");
   unsigned long long v = 0;
   for (char c : text) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) throw config_error(head + "is not a whole number" + accepted);
-    if (v > (max - static_cast<unsigned long long>(c - '0')) / 10) throw config_error(head + "is out of range" + accepted);
+    if (!std::isdigit(static_cast<unsigned char>(c))) throw refuse("is not a whole number");
+    if (v > (max - static_cast<unsigned long long>(c - '0')) / 10) throw refuse("is out of range");
     v = v * 10 + static_cast<unsigned long long>(c - '0');
   }
-  if (v < min) throw config_error(head + "is out of range" + accepted);
+  if (v < min) throw refuse("is out of range");
   return v;
 }
 

@@ -194,7 +194,7 @@ placement_plan placement_plan::compute(const placement_config& c) {
   unsigned n = 0;
   if (c.deterministic_seed) {
     n = 1;
-    notes.push_back("deterministic_seed set: 1 worker");
+    notes.emplace_back("deterministic_seed set: 1 worker");
     if (c.workers && *c.workers != 1) {
       throw config_error("strata: deterministic_seed (STRATA_DETERMINISTIC_SEED) runs exactly 1 worker, but " +
                          std::to_string(*c.workers) + " workers were requested (STRATA_NUM_WORKERS or config.workers)");
@@ -322,7 +322,7 @@ placement_plan placement_plan::compute(const placement_config& c) {
                     format_cpu_list(lim.machine_numa_nodes) +
                     ": the others, and packages left with no usable core and no allowed node, are left out");
   }
-  if (c.bind == bind_policy::none) notes.push_back("bind=none: workers float; tiers use the nominal placement");
+  if (c.bind == bind_policy::none) notes.emplace_back("bind=none: workers float; tiers use the nominal placement");
   for (const char* v : {"SLURM_JOB_ID", "SLURM_CPUS_PER_TASK", "SLURM_CPU_BIND", "SLURM_TASKS_PER_NODE",
                         "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"}) {
     note_env(notes, v);

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <fcntl.h>
-#include <signal.h>
+#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -363,7 +363,7 @@ int topology::numa_distance(int a, int b) const {
     throw config_error("strata: numa_distance(" + std::to_string(a) + ", " + std::to_string(b) +
                        "): this machine has NUMA nodes 0.." + std::to_string(n - 1));
   }
-  return m_data->distances[static_cast<std::size_t>(a * n + b)];
+  return m_data->distances[static_cast<std::size_t>(a) * static_cast<std::size_t>(n) + static_cast<std::size_t>(b)];
 }
 
 const pu_info* topology::find_pu(int os_index) const noexcept {

@@ -48,7 +48,7 @@ enum class send_mode { throughput, latency };
 struct config {
   send_mode mode = send_mode::throughput;
   progress_mode progress = progress_mode::automatic;  // thread unless the level is FUNNELED
-  std::size_t buffer_bytes = 64 * 1024;               // per buffer, 4 KiB .. 4 MiB
+  std::size_t buffer_bytes = std::size_t{64} << 10;    // per buffer, 4 KiB .. 4 MiB
   std::size_t max_pending_bytes = 64u << 20;          // sealed, unsent bytes before producers wait
   std::size_t max_message_bytes = 1u << 30;           // largest item accepted (sent by the large path)
   unsigned flush_delay_us = 100;                      // a partial buffer waits at most this long
@@ -127,7 +127,7 @@ struct reply_of final : reply_sink {
     state->finish();
   }
   void error(std::string what) override {
-    state->error = std::make_exception_ptr(remote_error(std::move(what)));
+    state->error = std::make_exception_ptr(remote_error(what));
     state->finish();
   }
   std::shared_ptr<strata::detail::future_state<R>> state;

@@ -42,9 +42,17 @@ enum class slot_state : std::uint8_t {
 };
 
 struct alignas(64) actor_slot {  // its turn frame on whole cache lines
+  actor_slot() = default;
+  actor_slot(const actor_slot&) = delete;
+  actor_slot& operator=(const actor_slot&) = delete;
+  ~actor_slot() { delete factory; }
+
   task turn;  // embedded turn frame (home = k_embedded): links the slot into the ready FIFO
   actor_base* actor = nullptr;
-  std::unique_ptr<actor_factory> factory;
+  // Owned (deleted by retire_slot and the destructor). Not a unique_ptr:
+  // libstdc++'s unique_ptr is not standard-layout under clang, and
+  // slot_of_turn needs the slot to be (clang-tidy found it).
+  actor_factory* factory = nullptr;
   std::uint16_t generation = 0;  // generation of the current (or last) actor; 0: never used
   slot_state state = slot_state::empty;
   affinity aff = affinity::elastic;

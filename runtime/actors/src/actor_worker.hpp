@@ -149,7 +149,7 @@ void forward_to(runtime_core& rt, unsigned index, task* t) noexcept;
 // chain) to worker `to`, between two of its messages. reply (may be null)
 // gets true when it moved, false when it could not (sticky, gone, running
 // a turn now, already there).
-void migrate_actor(actor_worker& aw, actor_address a, unsigned to, std::shared_ptr<future_state<bool>> reply);
+void migrate_actor(actor_worker& aw, actor_address a, unsigned to, const std::shared_ptr<future_state<bool>>& reply);
 // Load monitor's proposal, run on a busy worker: move its most active
 // elastic actor to worker `to` if it has at least two active ones.
 void rebalance(actor_worker& aw, unsigned to);

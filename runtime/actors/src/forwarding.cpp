@@ -35,6 +35,7 @@
 // exist (the home was its only sender); a migrate_actor request that
 // follows a stale chain finds the new generation and answers false.
 #include <strata/actors/actor.hpp>
+#include <strata/runtime/task_group.hpp>
 
 #include "actor_worker.hpp"
 
@@ -62,8 +63,9 @@ void released(actor_worker& aw, std::uint64_t home, std::uint64_t next) noexcept
   if (next != 0 || h->refresh_again) start_round(aw, *h, home);
 }
 
-// Step 2, on the worker of the home's successor `hop`.
-void release(actor_worker& aw, std::uint64_t hop, std::uint64_t home) noexcept {
+// Step 2, on the worker of the home's successor `hop`. `reply`: a frame of
+// the home's worker, its callable not yet built (start_round took it).
+void release(actor_worker& aw, std::uint64_t hop, std::uint64_t home, task* reply) noexcept {
   const actor_address a = actor_address::from_bits(hop);
   actor_slot* f = aw.table.find(a.slot());
   std::uint64_t next = 0;
@@ -79,18 +81,36 @@ void release(actor_worker& aw, std::uint64_t hop, std::uint64_t home) noexcept {
     }
   }
   actor_system* sys = &aw.sys;
-  post_to(aw, actor_address::from_bits(home).worker(),
-          [sys, home, next] { released(sys->at(current_worker()->index), home, next); });
+  auto fn = [sys, home, next] { released(sys->at(current_worker()->index), home, next); };
+  static_assert(!k_boxed<decltype(fn)>, "built in the frame: no allocation here");
+  emplace_callable(reply, fn);
+  submit_to_worker(sys->core, actor_address::from_bits(home).worker(), reply);
 }
 
-// Step 1's second half: hold the mail, ask the successor.
+// Step 1's second half: hold the mail, ask the successor. Both frames of
+// the round are taken here, before anything changes, so that no step after
+// this one needs memory: without them there is no round (the chain stays
+// one hop longer until the next move asks again), never a home left
+// holding mail for a reply that cannot be sent.
 void start_round(actor_worker& aw, actor_slot& h, std::uint64_t home) noexcept {
+  task* ask = nullptr;
+  task* reply = nullptr;
+  try {
+    ask = detached_frame(aw);
+    reply = detached_frame(aw);
+  } catch (...) {
+    if (ask != nullptr) free_frame(aw.w, ask);
+    h.refresh_again = false;
+    return;
+  }
   h.refreshing = true;
   h.refresh_again = false;
   const std::uint64_t hop = h.forward;
   actor_system* sys = &aw.sys;
-  post_to(aw, actor_address::from_bits(hop).worker(),
-          [sys, hop, home] { release(sys->at(current_worker()->index), hop, home); });
+  auto fn = [sys, hop, home, reply] { release(sys->at(current_worker()->index), hop, home, reply); };
+  static_assert(!k_boxed<decltype(fn)>, "built in the frame: no allocation here");
+  emplace_callable(ask, fn);
+  submit_to_worker(sys->core, actor_address::from_bits(hop).worker(), ask);
 }
 
 }  // namespace

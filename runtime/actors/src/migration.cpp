@@ -14,6 +14,7 @@
 #include <chrono>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include <strata/actors/actor.hpp>
 #include <strata/runtime/task_group.hpp>
@@ -38,7 +39,7 @@ struct adopt_task {
   unsigned restarts;
   affinity aff;
   adopt_task(actor_system* s, actor_slot& from, std::uint32_t i, std::uint16_t g)
-      : sys(s), actor(from.actor), factory(from.factory.release()), mail_head(from.mail_head),
+      : sys(s), actor(from.actor), factory(std::exchange(from.factory, nullptr)), mail_head(from.mail_head),
         mail_tail(from.mail_tail), home(from.home), depth(from.depth), index(i), gen(g), restarts(from.restarts),
         aff(from.aff) {}
   adopt_task(adopt_task&& o) noexcept
@@ -90,8 +91,23 @@ bool move_slot(actor_worker& aw, actor_slot& s, unsigned to) {
   if (index >= actor_address::k_max_slots) return false;
   const std::uint64_t here = actor_address::make(sys.rank, aw.w.index, s.index, s.generation).bits();
   const std::uint64_t home = s.home;
-  // The frame first: if it cannot be had, the actor is still here, intact.
-  task* t = detached_frame(aw);
+  // The frames first (the adoption, and the refresh for the home when the
+  // chain grows a hop): if they cannot be had, the actor is still here,
+  // intact, and the target's slot goes back to its free list.
+  task* t = nullptr;
+  task* refresh = nullptr;
+  try {
+    t = detached_frame(aw);
+    if (home != here) refresh = detached_frame(aw);
+  } catch (...) {
+    if (t != nullptr) free_frame(aw.w, t);
+    try {
+      sys.at(to).release_move_slot(index, gen);
+    } catch (...) {
+      // no memory for the list either: that slot stays unused
+    }
+    throw;
+  }
   emplace_callable(t, adopt_task(&sys, s, index, gen));
   submit_to_worker(sys.core, to, t);  // to another worker: its inbox is FIFO behind this
   s.actor = nullptr;
@@ -102,10 +118,12 @@ bool move_slot(actor_worker& aw, actor_slot& s, unsigned to) {
   --aw.table.live;
   aw.counters.actors_live.set(aw.table.live);
   aw.counters.migrations_done.add();
-  if (home != here) {  // the chain from home grew a hop: the home shortens it
+  if (refresh != nullptr) {  // the chain from home grew a hop: the home shortens it
     actor_system* sp = &sys;
-    post_to(aw, actor_address::from_bits(home).worker(),
-            [sp, home] { refresh_home(sp->at(current_worker()->index), home); });
+    auto fn = [sp, home] { refresh_home(sp->at(current_worker()->index), home); };
+    static_assert(!k_boxed<decltype(fn)>, "built in the frame: no allocation after the move");
+    emplace_callable(refresh, fn);
+    submit_to_worker(sys.core, actor_address::from_bits(home).worker(), refresh);
   }
   return true;
 }
@@ -174,7 +192,7 @@ void monitor_loop(actor_system& sys, unsigned period_ms) {
 
 }  // namespace
 
-void migrate_actor(actor_worker& aw, actor_address a, unsigned to, std::shared_ptr<future_state<bool>> reply) {
+void migrate_actor(actor_worker& aw, actor_address a, unsigned to, const std::shared_ptr<future_state<bool>>& reply) {
   actor_slot* s = aw.table.find(a.slot());
   if (s == nullptr || s->generation != a.generation()) {
     finish_reply(reply, false);
@@ -187,8 +205,13 @@ void migrate_actor(actor_worker& aw, actor_address a, unsigned to, std::shared_p
             [sys, next, to, reply] { migrate_actor(sys->at(current_worker()->index), next, to, reply); });
     return;
   }
-  const bool ok = s->state == slot_state::live && s->aff == affinity::elastic && !s->running && to != aw.w.index &&
-                  to < aw.sys.core.workers.size() && move_slot(aw, *s, to);
+  bool ok = false;
+  try {
+    ok = s->state == slot_state::live && s->aff == affinity::elastic && !s->running && to != aw.w.index &&
+         to < aw.sys.core.workers.size() && move_slot(aw, *s, to);
+  } catch (...) {
+    ok = false;  // no memory for the move's frames: the actor stays here, and the answer says so
+  }
   finish_reply(reply, ok);
 }
 
@@ -210,7 +233,11 @@ void rebalance(actor_worker& aw, unsigned to) {
   // Moving the only busy actor would only move the hot spot.
   if (best == nullptr || active < 2) return;
   aw.counters.migrations_proposed.add();
-  move_slot(aw, *best, to);
+  try {
+    move_slot(aw, *best, to);
+  } catch (...) {
+    // no memory for the move's frames: the actor stays; the monitor may propose it again
+  }
 }
 
 void start_monitor(actor_system& sys, unsigned period_ms) {

@@ -71,7 +71,7 @@ std::string what_of(const std::exception_ptr& e) {
 
 // receive() threw: ask the supervisor; restart builds a fresh actor from
 // the factory, stop leaves the slot stopped (later messages: dead letters).
-void on_failure(actor_worker& aw, actor_slot& s, std::exception_ptr err) noexcept {
+void on_failure(actor_worker& aw, actor_slot& s, const std::exception_ptr& err) noexcept {
   aw.counters.actor_failures.add();
   supervisor sup;
   {
@@ -109,7 +109,8 @@ void retire_slot(actor_worker& aw, actor_slot& s) noexcept {
   actor_table& tab = aw.table;
   destroy_actor(s);
   while (s.mail_head != nullptr) dead_letter(aw, dequeue(s));
-  s.factory.reset();
+  delete s.factory;
+  s.factory = nullptr;
   s.state = slot_state::empty;
   s.generation = next_generation(s.generation);
   --tab.live;
@@ -250,7 +251,8 @@ void install(actor_worker& aw, std::uint32_t index, std::uint16_t gen, actor_bas
   s.forward = 0;
   s.refreshing = s.refresh_again = false;
   s.actor = a;
-  s.factory = std::move(f);
+  STRATA_ASSERT(s.factory == nullptr, "an installed slot was retired first");
+  s.factory = f.release();
   s.generation = gen;
   s.state = slot_state::live;
   s.aff = aff;

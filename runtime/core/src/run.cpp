@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <utility>
 
 #include <strata/runtime/ext/trace.hpp>
 #include <strata/runtime/task_group.hpp>
@@ -21,7 +22,7 @@ void report_detached_exception(worker& w, std::exception_ptr e) noexcept {
   if (w.rt->detached_errors_reported.fetch_add(1, std::memory_order_relaxed) != 0) return;  // relaxed: a count
   std::string what = "unknown exception";
   try {
-    std::rethrow_exception(e);
+    std::rethrow_exception(std::move(e));
   } catch (const std::exception& ex) {
     what = ex.what();
   } catch (...) {

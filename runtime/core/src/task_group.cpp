@@ -1,6 +1,7 @@
 // task_group: the parts off the fork-join fast path.
 #include <cstdio>
 #include <new>
+#include <utility>
 
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/task_group.hpp>
@@ -52,7 +53,7 @@ void task_group::destroy_pending() noexcept {
 
 void task_group::record_exception(std::exception_ptr e) noexcept {
   if (m_error.load(std::memory_order_relaxed) != nullptr) return;  // relaxed: only a hint that we lost already
-  std::exception_ptr* box = new (std::nothrow) std::exception_ptr(e);
+  std::exception_ptr* box = new (std::nothrow) std::exception_ptr(std::move(e));
   if (box == nullptr) box = out_of_memory_error();
   std::exception_ptr* expected = nullptr;
   // acq_rel: publishes the box's contents to wait()'s acquire exchange.

@@ -107,8 +107,8 @@ bool register_fn(const char* name, bool run_inline = false) {
 // remote function of this binary. At namespace scope, once per function.
 #define STRATA_MPI_REMOTE(fn)                                                      \
   [[maybe_unused]] static const bool STRATA_MPI_CAT_(strata_mpi_remote_, __COUNTER__) = \
-      ::strata::mpi::detail::register_fn<&fn>(#fn)
+      ::strata::mpi::detail::register_fn<&(fn)>(#fn)
 // As STRATA_MPI_REMOTE, run on the receiving rank's MPI owner (see above).
 #define STRATA_MPI_REMOTE_INLINE(fn)                                               \
   [[maybe_unused]] static const bool STRATA_MPI_CAT_(strata_mpi_remote_, __COUNTER__) = \
-      ::strata::mpi::detail::register_fn<&fn>(#fn, true)
+      ::strata::mpi::detail::register_fn<&(fn)>(#fn, true)

@@ -123,7 +123,11 @@ class future {
     if (st.taken) throw usage_error("strata::future::get called twice");
     st.taken = true;
     if (st.error) std::rethrow_exception(st.error);
-    if constexpr (!std::is_void_v<T>) return std::move(*st.value);
+    if constexpr (std::is_void_v<T>) {
+      return;
+    } else {
+      return std::move(*st.value);
+    }
   }
 
  private:

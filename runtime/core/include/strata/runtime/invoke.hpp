@@ -81,7 +81,9 @@ void parallel_invoke(F&& first, G&& second) {
   using fn = std::remove_reference_t<F>;
   w->deque.reserve_one();  // the push below cannot grow the deque, so cannot fail (ext/spawn.hpp)
   detail::task frame(detail::join_frame_tag{}, &detail::run_joined<fn>, w->running_group);
-  detail::join_state* st = ::new (static_cast<void*>(frame.storage)) detail::join_state{};  // trivially destructible
+  // std::construct_at, not `= ::new (p) T{}`: cppcheck 2.10 cannot parse the latter (internalAstError).
+  // (join_state is trivially destructible: nothing ends its life.)
+  detail::join_state* st = std::construct_at(reinterpret_cast<detail::join_state*>(frame.storage));
   st->fn = const_cast<void*>(static_cast<const void*>(std::addressof(first)));
   detail::push_local<false>(*w, &frame);  // uncounted: see worker::join_poll_at
   try {

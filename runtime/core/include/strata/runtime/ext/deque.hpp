@@ -83,7 +83,10 @@ class deque_buffer {
  public:
   deque_buffer(std::int64_t capacity, memory_placement where) : m_mask(capacity - 1) {
     void* mem = numa_allocate(bytes(), where, alignof(std::atomic<T>));
-    m_slots = ::new (mem) std::atomic<T>[static_cast<std::size_t>(capacity)];
+    // Constructed one by one, not `= ::new (mem) std::atomic<T>[n]`: cppcheck 2.10 cannot parse
+    // that (internalAstError) and would skip every file that includes this one.
+    m_slots = static_cast<std::atomic<T>*>(mem);
+    std::uninitialized_default_construct_n(m_slots, static_cast<std::size_t>(capacity));
   }
   deque_buffer(const deque_buffer&) = delete;
   deque_buffer& operator=(const deque_buffer&) = delete;

@@ -56,6 +56,8 @@ struct task {
   using run_fn = void (*)(task*) noexcept(false);
   using destroy_fn = void (*)(task*) noexcept;
 
+  // storage is left for the callable (emplace_callable builds it there).
+  // cppcheck-suppress uninitMemberVar
   task() noexcept
       : run(nullptr), destroy(nullptr), group(nullptr), home(k_no_home), how(completion::detached), sink(0), pad{},
         tag(0) {}
@@ -64,6 +66,7 @@ struct task {
   // `group` is the caller's running group, so that a stolen first callable
   // runs as part of the same group as an inline one (waiting on that group
   // from it is then a usage_error either way).
+  // cppcheck-suppress uninitMemberVar
   task(join_frame_tag, run_fn r, task_group* running) noexcept : run(r), group(running), how(completion::join) {}
 
   run_fn run;          // runs the callable (may throw)
