@@ -69,6 +69,23 @@ TEST(Synthetic, BadDescriptionsAreErrors) {
   }
 }
 
+// hwloc builds every object of a description before it checks anything:
+// 52705288 PUs kept it busy for minutes (tests/fuzz/regressions/env). Over
+// 16384 PUs is refused before hwloc sees it, however the count is spelt.
+TEST(Synthetic, HugeDescriptionsAreRefusedAtOnce) {
+  for (const char* huge : {"052705288", "pack:256 core:256 pu:2", "pack:2(memory=1GB) core:99999999 pu:1",
+                           "pu:16385", "pack:4294967296 pu:4294967296 pu:4294967296"}) {
+    try {
+      (void)topology::synthetic(huge);
+      ADD_FAILURE() << "accepted '" << huge << "'";
+    } catch (const config_error& e) {
+      EXPECT_NE(std::string(e.what()).find("accepted: at most 16384 PUs"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(topology::synthetic("pack:4 core:512 pu:2").num_pus(), 4096u);
+  EXPECT_EQ(topology::synthetic("pack:2(memory=1GB) core:4 pu:2").num_pus(), 16u);
+}
+
 TEST(Xml, AsymmetricMachineWithDisallowedCore) {
   const auto t = topology::from_xml(STRATA_TEST_DATA_DIR "/asymmetric.xml");
   EXPECT_FALSE(t.is_this_system());

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -51,6 +53,17 @@ int ancestor_index(hwloc_obj_t obj, hwloc_obj_type_t type) {
 // every NUMA node that still holds memory. As hwloc does by default, the view
 // leaves out NUMA nodes outside the allowed nodeset and packages left with no
 // usable core and no allowed node; hwloc's logical indices are remapped.
+// The PUs of `core` (itself when it is one), in logical order, by a walk of
+// its subtree: searching the whole machine for the k-th PU inside its cpuset
+// made extract quadratic (a synthetic machine of 8192 PUs took 6 s).
+void pus_of(hwloc_obj_t core, hwloc_obj_t obj, std::vector<hwloc_obj_t>& out) {
+  if (obj->type == HWLOC_OBJ_PU) {
+    if (hwloc_bitmap_isincluded(obj->cpuset, core->cpuset)) out.push_back(obj);
+    return;
+  }
+  for (hwloc_obj_t child = obj->first_child; child != nullptr; child = child->next_sibling) pus_of(core, child, out);
+}
+
 void extract(detail::topology_data& d) {
   hwloc_topology_t t = d.handle;
   hwloc_const_nodeset_t allowed_nodes = hwloc_topology_get_allowed_nodeset(t);
@@ -99,6 +112,7 @@ void extract(detail::topology_data& d) {
     d.l3_groups.push_back({i, c->attr->cache.size, {}});
   }
 
+  std::vector<hwloc_obj_t> core_pus;
   for (int i = 0; i < n_core; ++i) {
     hwloc_obj_t c = hwloc_get_obj_by_type(t, core_type, static_cast<unsigned>(i));
     core_info ci;
@@ -113,9 +127,9 @@ void extract(detail::topology_data& d) {
       if (hwloc_bitmap_intersects(numa_obj[static_cast<std::size_t>(n)]->cpuset, c->cpuset)) ci.numa_node = n;
     }
     if (ci.numa_node < 0) ci.numa_node = 0;
-    const int n_in = hwloc_get_nbobjs_inside_cpuset_by_type(t, c->cpuset, HWLOC_OBJ_PU);
-    for (int k = 0; k < n_in; ++k) {
-      hwloc_obj_t pu = hwloc_get_obj_inside_cpuset_by_type(t, c->cpuset, HWLOC_OBJ_PU, static_cast<unsigned>(k));
+    core_pus.clear();
+    pus_of(c, c, core_pus);
+    for (hwloc_obj_t pu : core_pus) {
       ci.pus.push_back(static_cast<int>(pu->os_index));
       d.pus.push_back({static_cast<int>(pu->os_index), static_cast<int>(pu->logical_index), i, ci.l3, ci.numa_node,
                        ci.package});
@@ -262,12 +276,62 @@ topology topology::discover() {
   return topology{d};
 }
 
+namespace {
+
+// The PUs a synthetic description asks for: the product of its levels'
+// counts ("pack:2 core:4 pu:2" = 16; a bare "8" is a level of 8), saturated.
+// Attributes in parentheses and memory children in brackets carry no count
+// here; a level whose count is not read is left for hwloc to judge. hwloc
+// builds every object before it checks anything, so a description of 10^8
+// PUs took minutes in hwloc (found by tests/fuzz/env_fuzz.cpp).
+// More PUs than today's largest single-image nodes; past it strata's own
+// placement and steal tiers take seconds (16384 PUs: 3.3 s for strata-info).
+constexpr std::uint64_t k_max_synthetic_pus = 16384;
+
+std::uint64_t synthetic_pus(const std::string& desc) {
+  std::uint64_t pus = 1;
+  int paren = 0, bracket = 0;
+  std::size_t i = 0;
+  while (i < desc.size()) {
+    const char ch = desc[i];
+    if (ch == '(') ++paren;
+    if (ch == ')' && paren > 0) --paren;
+    if (ch == '[') ++bracket;
+    if (ch == ']' && bracket > 0) --bracket;
+    const bool level_start = paren == 0 && bracket == 0 && (i == 0 || desc[i - 1] == ' ' || desc[i - 1] == '\t');
+    if (!level_start || ch == ' ' || ch == '\t' || ch == '(' || ch == '[') {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < desc.size() && desc[end] != ' ' && desc[end] != '\t' && desc[end] != '(' && desc[end] != '[') ++end;
+    const std::string level = desc.substr(i, end - i);
+    const std::size_t colon = level.rfind(':');
+    const std::string count = colon == std::string::npos ? level : level.substr(colon + 1);
+    std::uint64_t n = 0;
+    std::size_t digits = 0;
+    while (digits < count.size() && std::isdigit(static_cast<unsigned char>(count[digits])) != 0) {
+      n = n > (UINT64_MAX - 9) / 10 ? UINT64_MAX : n * 10 + static_cast<std::uint64_t>(count[digits] - '0');
+      ++digits;
+    }
+    if (digits != 0 && n != 0) pus = pus > UINT64_MAX / n ? UINT64_MAX : pus * n;
+    i = end;
+  }
+  return pus;
+}
+
+}  // namespace
+
 topology topology::synthetic(std::string_view description) {
   const std::string desc(description);
   const char* accepted =
       "accepted: hwloc synthetic syntax, levels of type:count from the top, e.g. 'pack:2 numa:2 l3:1 core:4 pu:2'";
   if (desc.find_first_not_of(" \t") == std::string::npos) {
     throw config_error("strata: empty synthetic topology description; " + std::string(accepted));
+  }
+  if (const std::uint64_t pus = synthetic_pus(desc); pus > k_max_synthetic_pus) {
+    throw config_error("strata: synthetic topology '" + desc + "' describes " + std::to_string(pus) +
+                       " PUs; accepted: at most " + std::to_string(k_max_synthetic_pus) + " PUs");
   }
   auto d = new_handle("synthetic: " + desc);
   if (hwloc_topology_set_synthetic(d->handle, desc.c_str()) != 0) {
