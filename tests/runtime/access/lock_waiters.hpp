@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <thread>
 #include <utility>
 
 #include <strata/access/resource.hpp>
@@ -41,6 +42,24 @@ template <class F>
 auto submit_off(strata::runtime& rt, unsigned held, F&& submit) {
   if (steals()) return submit();
   return rt.submit_on(strata::worker_id{1 - held}, std::forward<F>(submit)).get();
+}
+
+// submit_off for a test that needs its requests to meet the dispatcher in
+// the order it submits them. Under pinned_mpsc and hybrid, submit_off only
+// puts the request's frame on the free worker's deque; the worker looks at
+// its inbox before its deque, so the next submission's task can run first
+// and push its frame on top (LIFO), and beyond hybrid_bound frames spill
+// to the shared queue: either reorders them. So this also waits until the
+// free worker has run the frame (its executed count: the submitting task
+// and the frame; the frame's body must be short or refused).
+template <class F>
+auto submit_off_in_order(strata::runtime& rt, unsigned held, F&& submit) {
+  if (steals()) return submit();
+  const unsigned free = 1 - held;
+  const std::uint64_t before = rt.stats().workers[free].tasks_executed;
+  auto result = rt.submit_on(strata::worker_id{free}, std::forward<F>(submit)).get();
+  while (rt.stats().workers[free].tasks_executed < before + 2) std::this_thread::yield();
+  return result;
 }
 
 }  // namespace strata::test

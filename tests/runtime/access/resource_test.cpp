@@ -414,11 +414,11 @@ TEST(LockMode, ReadersOvertakeAWaitingWriterAtMostTheLimit) {
     while (!release.load()) std::this_thread::yield();
   });
   while (!holding.load()) std::this_thread::yield();
-  auto writer = strata::test::submit_off(
+  auto writer = strata::test::submit_off_in_order(
       rt, held_on.load(), [&] { return rt.submit_with_access({strata::write(r)}, [&] { writer_done.store(true); }); });
   std::vector<strata::future<void>> readers;
   for (int i = 0; i < 20; ++i) {
-    readers.push_back(strata::test::submit_off(rt, held_on.load(), [&] {
+    readers.push_back(strata::test::submit_off_in_order(rt, held_on.load(), [&] {
       return rt.submit_with_access({strata::read(r)}, [&] {
         if (!writer_done.load()) overtakes.fetch_add(1);
       });
