@@ -11,6 +11,8 @@ if [[ ${1:-} == --preset ]]; then
   preset=${2:?--preset needs a name: dev, release, asan, tsan}
   shift 2
 fi
+t0=$(date +%s)
 "$root/tools/setup.sh" "$preset" test
+echo "strata: packages and $preset build took $(($(date +%s) - t0)) s"
 cd "$root/build/$preset"
 ctest --output-on-failure -j2 "$@"
