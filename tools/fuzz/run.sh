@@ -46,8 +46,39 @@ mkdir -p "$work/corpus"
 cp "$root/tests/fuzz/seeds/$target"/* "$work/corpus/"
 if [ -d "$root/tests/fuzz/regressions/$target" ]; then cp "$root/tests/fuzz/regressions/$target"/* "$work/corpus/"; fi
 # shellcheck disable=SC2086
-"$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $inc \
-  -o "$work/$target" "$root/tests/fuzz/${target}_fuzz.cpp" $sources $libs -lpthread
+# Objects are shared between the targets (three compile topology/src) and
+# kept between runs, in OBJECTS (default: beside WORKDIR), named by a digest
+# of the flags and the preprocessed source, so a stale one is never linked.
+# A per-object lock keeps targets fuzzed side by side (ctest -j) from
+# compiling the same file twice: a first pass compiles what nobody else is
+# compiling, a second waits for the rest.
+objdir=${STRATA_FUZZ_OBJECTS:-$(dirname "$work")/objects}
+mkdir -p "$objdir"
+flags="-std=c++20 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
+all="$root/tests/fuzz/${target}_fuzz.cpp $sources"
+objects=""
+for src in $all; do
+  key=$({ echo "$cxx $flags $inc"; "$cxx" $flags $inc -E "$src"; } | sha1sum | cut -c1-16)
+  objects="$objects $objdir/$(basename "$src" .cpp)-$key.o"
+done
+compile_all() {  # $1: -n (skip what is locked) or nothing (wait for it)
+  set -- "$1" $objects
+  wait_flag=$1
+  shift
+  for src in $all; do
+    obj=$1
+    shift
+    [ -f "$obj" ] && continue
+    (
+      flock $wait_flag 9 || exit 0
+      [ -f "$obj" ] || { "$cxx" $flags $inc -c "$src" -o "$obj.tmp.$$" && mv "$obj.tmp.$$" "$obj"; }
+    ) 9>"$obj.lock"
+  done
+}
+compile_all -n
+compile_all ""
+for obj in $objects; do [ -f "$obj" ] || { echo "fuzz: $target: $obj was not built"; exit 1; }; done
+"$cxx" -fsanitize=fuzzer,address,undefined -o "$work/$target" $objects $libs -lpthread
 cd "$work"
 if ! ASAN_OPTIONS=detect_leaks=1 "./$target" -max_total_time="$seconds" -timeout=10 -max_len="$max_len" -seed=1 \
      corpus > fuzz.log 2>&1; then
