@@ -52,4 +52,28 @@ build="build/$preset"
 if [[ ! -f $build/CMakeCache.txt ]]; then
   cmake --preset "$preset" >/dev/null
 fi
-cmake --build --preset "$preset"
+# STRATA_BUILD_LABELS (set by ./test.sh -L LABELS, e.g. "unit|fault"): build
+# only what those labels' tests need (the strata-tests-<label> targets,
+# tests/CMakeLists.txt); otherwise, or when a label has no such target (its
+# tests are scripts with needs of their own), everything.
+targets=()
+if [[ -n ${STRATA_BUILD_LABELS:-} ]]; then
+  IFS='|' read -ra labels <<< "$STRATA_BUILD_LABELS"
+  for label in "${labels[@]}"; do
+    if [[ ! $label =~ ^[a-z]+$ ]]; then
+      echo "strata: STRATA_BUILD_LABELS=$STRATA_BUILD_LABELS: '$label' is not a label (accepted: labels joined by |," \
+           "as in unit|fault)" >&2
+      exit 2
+    fi
+    if ! ninja -C "$build" -t query "strata-tests-$label" >/dev/null 2>&1; then
+      targets=()
+      break
+    fi
+    targets+=("strata-tests-$label")
+  done
+fi
+if ((${#targets[@]})); then
+  cmake --build --preset "$preset" --target "${targets[@]}"
+else
+  cmake --build --preset "$preset"
+fi
