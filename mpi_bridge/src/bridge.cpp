@@ -27,9 +27,13 @@ bridge::bridge(runtime& rt, const config& c, const init& how) : m_rt(rt), m_cfg(
     m_lanes.reserve(static_cast<std::size_t>(m_size));
     for (int i = 0; i < m_size; ++i) {
       m_lanes.push_back(std::make_unique<lane>());
-      m_lanes.back()->open.reset(m_cfg.buffer_bytes);
       m_lanes.back()->st.rank = i;
     }
+    // An outbox buffer: a whole buffer up to 64 peers at the default size,
+    // smaller beyond (4 MiB per outbox in all), never under 4 KiB.
+    const std::size_t peers = static_cast<std::size_t>(std::max(m_size - 1, 1));
+    m_slot_bytes = std::min(m_cfg.buffer_bytes, std::max<std::size_t>(std::size_t{4} << 10, (std::size_t{4} << 20) / peers));
+    m_id = new_bridge_id();
     m_in.resize(static_cast<std::size_t>(m_size));
     m_recv_reqs.assign(m_cfg.receives, MPI_REQUEST_NULL);
     m_recv_bufs.resize(m_cfg.receives);
@@ -52,6 +56,7 @@ bridge::bridge(runtime& rt, const config& c, const init& how) : m_rt(rt), m_cfg(
     attach_actors();
   } catch (...) {
     shutdown_mpi();
+    if (m_id != 0) forget_bridge_id(m_id);
     throw;
   }
   m_owner_id = std::this_thread::get_id();
@@ -191,6 +196,14 @@ bridge::~bridge() {
     m_replies.clear();
   }
   shutdown_mpi();
+  // No thread that ends from now on touches the outboxes (forget_bridge_id
+  // takes the mutex their exits hold while they mark theirs).
+  if (m_id != 0) forget_bridge_id(m_id);
+  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr;) {
+    outbox* next = ob->next;
+    delete ob;
+    ob = next;
+  }
 }
 
 void bridge::shutdown_mpi() noexcept {

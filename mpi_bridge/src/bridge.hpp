@@ -8,18 +8,35 @@
 // try_lock of the MPI lock): every pass holds that lock, so passes, and the
 // inline handlers they run, never overlap.
 //
-// Send path. post(dest, item) appends the item to dest's lane under the
-// lane's mutex: into the lane's open buffer, which is sealed (header
-// written, sequence number taken) when the next item would not fit, and
-// queued. The owner starts at most two MPI_Isend per link (double
+// Send path. Every producer thread has an outbox (one per thread and
+// session, made on its first post): an open buffer per destination rank,
+// guarded by a spin lock that its producer takes for each append (one
+// uncontended exchange, and a plain store to release it) and that anyone
+// else takes only to seal a buffer. post(dest, item) appends to the open
+// buffer of dest; when the next item would not fit, the producer seals the
+// buffer (sequence number taken) and queues it on dest's link, then starts
+// the link's sends itself if no one is making MPI calls (try_lock of the
+// MPI lock: MPI_Isend and MPI_Test only, no receives, no handlers), else
+// the owner does. The owner starts at most two MPI_Isend per link (double
 // buffering, as Conveyors' porters), and seals open buffers itself when
-// they are older than flush_delay, when no producer posted since its last
-// pass (the producers went idle), at once in latency mode when the link has
-// nothing in flight, on flush(), and before joining a termination wave. An
-// item too big for a buffer takes the large path: a notice item in the
-// ordered stream, then a one-item buffer on the large tag (Open MPI moves
-// it by rendezvous; the receiver allocates only when it receives it).
-// Sealed, unsent bytes above max_pending_bytes make producers wait.
+// they are older than flush_delay, when their producer posted nothing
+// since its last look (the producer went idle), at once in latency mode
+// when the link has nothing in flight (there the producer seals itself, and
+// sends, when its link is idle), on flush(), and before joining a
+// termination wave. A thread's buffers enter a link in the order it filled
+// them: it seals under its outbox lock and queues under the link's mutex
+// while still holding it. An item too big for a buffer takes the large
+// path: a notice item in the thread's ordered stream, then a one-item
+// buffer on the large tag queued right after it (Open MPI moves it by
+// rendezvous; the receiver allocates only when it receives it). Sealed,
+// unsent bytes above max_pending_bytes make producers wait.
+//
+// Per-thread buffers, not one shared buffer per link: a shared one put a
+// mutex (two atomic read-modify-writes, and the line moving between
+// producers) on every item, and the owner could neither seal nor take it
+// without stalling them. The cost is memory: an outbox holds a buffer for
+// each rank it posts to, of min(buffer_bytes, 4 MiB / peers) (at least
+// 4 KiB, or the item), allocated on first use and handed to MPI when sealed.
 //
 // Receive path. A ring of persistent MPI_Recv_init requests (ANY_SOURCE, the
 // data tag, the session's data communicator) tested with a bounded
@@ -30,22 +47,26 @@
 // future, an actor message becomes a local message frame. The large tag
 // is probed (MPI_Improbe) only while a notice said a large buffer is due.
 //
-// Locks. A producer holds its lane's mutex for one append; the owner takes
-// a lane's mutex with try_lock on its routine passes (a busy lane has an
-// active producer: it is neither idle nor due, and the next pass comes in a
-// microsecond), and blocks only to force a seal (flush, quiescence). A
-// producer spins briefly before it blocks, so the owner's short critical
-// sections do not put it to sleep in the kernel.
+// Locks, in the order they nest: the MPI lock (a pass, a producer's
+// send, serialized()), then an outbox's spin lock, then a link's mutex. A
+// producer holds its outbox lock for an append, and the link's mutex only
+// to queue a sealed buffer. The owner's routine look at an outbox is a
+// try_lock (a busy outbox has an active producer: it is neither idle nor
+// due, and the next look comes soon); it blocks only to force a seal
+// (flush, quiescence). The send state of the links (requests, in_flight)
+// is under the MPI lock.
 //
 // Wake-ups. The owner spins, then yields, then sleeps on a condition
-// variable with a timeout that grows to 1 ms (incoming MPI traffic cannot
-// wake it: Open MPI has no asynchronous progress), so an idle rank costs a
-// wake-up a millisecond. A producer appends under its lane's mutex and then
-// reads `m_sleeping`; it wakes the owner (bumps `m_posted`, notifies) only
-// when that is set. The owner sets `m_sleeping` (seq_cst) and then looks at
-// every lane under its mutex before it waits: either the producer's read
-// comes after the owner's store and it wakes the owner, or the owner's
-// look comes after the producer's unlock and it sees the item.
+// variable: until the next due look while some outbox holds an open
+// buffer, else with a timeout that grows to 1 ms (incoming MPI traffic
+// cannot wake it: Open MPI has no asynchronous progress), so an idle rank
+// costs a wake-up a millisecond. A producer wakes it (bumps `m_posted`,
+// notifies) only when `m_sleeping` is set and it opened a buffer (the owner
+// must come back to seal it in time) or queued one it could not send. Both
+// sides are a store, a seq_cst fence and a load: the producer stores its
+// hint (has_open, has_sealed) and loads m_sleeping; the owner stores
+// m_sleeping and loads every hint before it waits; one of the two sees the
+// other.
 #pragma once
 
 #include <mpi.h>
@@ -83,7 +104,74 @@ inline constexpr int k_tag_large = 2;
 // a reply item counted like any other). Names: publish records (name ->
 // address, type) in a directory; a lookup item asks a rank's directory and
 // its reply says what is there; actor_at retries until lookup_ms.
+// A spin lock for an outbox: its producer takes it for every append, and
+// nearly always finds it free (one exchange; the release is a plain store).
+class spin_lock {
+ public:
+  bool try_lock() noexcept {
+    // acquire: pairs with unlock's release (the previous holder's writes).
+    return !m_held.load(std::memory_order_relaxed) && !m_held.exchange(true, std::memory_order_acquire);
+  }
+  void lock() noexcept;  // spins a little, then yields (the holder may be preempted)
+  void unlock() noexcept { m_held.store(false, std::memory_order_release); }  // pairs with try_lock
+
+ private:
+  std::atomic<bool> m_held{false};
+};
+
+// One MPI message's bytes: a buffer header, then items.
+struct outgoing {
+  std::unique_ptr<std::byte[]> bytes;
+  std::size_t size = 0;
+  bool large = false;
+  std::size_t capacity = 0;  // a reusable buffer's (it goes back to the bridge once sent), else 0
+};
+
+// A producer thread's buffers (see Send path above). Outboxes live as long
+// as their bridge, in a list the owner walks; one whose thread ended is
+// taken over by the next new producer.
+struct alignas(128) outbox {
+  struct slot {
+    std::unique_ptr<std::byte[]> buf;  // under lock: the open buffer (header room first), null when empty
+    std::size_t used = 0;              // under lock: bytes written, header included
+    std::size_t capacity = 0;          // under lock
+    std::uint32_t items = 0;           // under lock
+    int open_at = -1;                  // under lock: index in `open`, -1 when empty
+    std::chrono::steady_clock::time_point opened;  // under lock: when buf got its first item
+    // Items and bytes posted to this rank, ever. Written only by the
+    // outbox's producer (no read-modify-write), read relaxed by stats().
+    std::atomic<std::uint64_t> items_sent{0};
+    std::atomic<std::uint64_t> bytes_sent{0};
+  };
+  // Three lines: what the producer writes on every post; the hints the
+  // owner reads on every pass (written once per buffer); the owner's own.
+  // Sharing one line made every append wait for it to come back from the
+  // spinning owner's core (a quarter of the posting thread's time).
+  spin_lock lock;
+  std::unique_ptr<slot[]> slots;  // one per rank
+  std::vector<int> open;          // under lock: the ranks whose slot holds items
+  // Items posted through this outbox, ever (its producer writes, with no
+  // read-modify-write): the termination protocol's `sent` is the sum over
+  // outboxes (items_sent() in bridge_progress.cpp says why relaxed is
+  // enough), and the owner's idle test compares it with seen_posts.
+  std::atomic<std::uint64_t> posts{0};
+  // A hint: some slot holds items. Written under lock; read relaxed by the
+  // owner's routine look, and after a seq_cst fence before it sleeps.
+  alignas(64) std::atomic<bool> has_open{false};
+  // Its thread ended (set by the thread's exit, taken back by a new one).
+  std::atomic<bool> abandoned{false};
+  outbox* next = nullptr;  // the list: set before the outbox is published, then fixed
+  // Under the MPI lock: when the owner's routine looks at it next.
+  alignas(64) std::chrono::steady_clock::time_point next_look{};
+  // Under lock: posts at the last look (equal next time: the producer went idle).
+  std::uint64_t seen_posts = 0;
+};
+
 class bridge;
+// Ids of the bridges alive (bridge_send.cpp): a thread's outbox cache is
+// keyed by them, and a thread that ends touches only live bridges' outboxes.
+std::uint64_t new_bridge_id();
+void forget_bridge_id(std::uint64_t id) noexcept;
 // Marks the calling thread as running b's pass (its posts come from inline
 // handlers of that pass).
 class pass_scope {
@@ -132,7 +220,10 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::size_t help();
   bool in_pass_here() const noexcept;
   void wait_quiescent();
-  std::mutex& mpi_lock() noexcept { return m_mpi; }
+  // serialized(): the MPI lock held by the application's thread, which then
+  // neither sends nor waits for the owner when it posts.
+  void lock_serialized();
+  void unlock_serialized() noexcept;
   session_stats stats() const;
 
   // Remote actors (bridge_actors.cpp).
@@ -157,35 +248,26 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::map<std::pair<int, std::string>, found_name> found;
 
  private:
-  struct outgoing {
-    std::vector<std::byte> bytes;
-    bool large = false;
-  };
-  // A directed link to `dest`: producers append under `m`; the owner takes
-  // sealed buffers. Aligned so that two links' locks never share a line.
+  // A directed link to `dest`: sealed buffers queued by producers (and the
+  // owner) under `m`, sent by whoever holds the MPI lock. Aligned so that
+  // two links' locks never share a line.
   struct alignas(128) lane {
     std::mutex m;
-    buffer_builder open;            // under m
-    clock::time_point opened;       // under m: when open got its first item
-    std::deque<outgoing> sealed;    // under m
+    std::deque<outgoing> sealed;      // under m
     std::uint64_t next_sequence = 0;  // under m
-    std::uint64_t posts = 0;          // under m: items posted, ever
-    // Hints for the owner's routine passes, so that it takes m only when
-    // there is something to do, and not on every pass (a spinning owner
-    // that locks the lane each pass makes every append of a producer pay
-    // for a cache line coming back). Written under m, once per buffer
-    // (open: its first item; sealed: a buffer queued, the queue emptied);
-    // read relaxed by the owner, which then confirms under m.
-    std::atomic<bool> has_open{false};
+    // A hint for passes, so that they take m only when a buffer waits:
+    // written under m (a buffer queued, the queue emptied), read relaxed,
+    // then confirmed under m.
     std::atomic<bool> has_sealed{false};
-    // Owner only.
-    std::uint64_t seen_posts = 0;     // posts at the owner's last look: equal means the producers went idle
-    clock::time_point next_look{};    // the owner's next routine look at an open buffer
+    // Under the MPI lock.
     int in_flight = 0;
     clock::time_point last_sent{};
+    // in_flight as producers see it in latency mode (written under the MPI
+    // lock, read relaxed: a hint).
+    std::atomic<int> in_flight_hint{0};
     // Set by the owner when the peer said goodbye; read by producers.
     std::atomic<bool> departed{false};
-    // Counters: under m.
+    // Counters: under m (items and bytes sent are the outboxes').
     peer_stats st;
     // When the owner last accepted a buffer from this rank (ns since the
     // session started, -1: never). Relaxed: a report, read by stats().
@@ -205,11 +287,21 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
 
   void start_mpi(const init& how);
   void check_registries();
-  void seal_locked(lane& l, int dest, std::uint64_t peer_stats::*reason);
+  // Outboxes (bridge_send.cpp).
+  outbox& my_outbox();
+  outbox& adopt_outbox();
+  void open_slot(outbox& ob, int dest, std::size_t item);
+  // Under ob.lock: seals dest's open buffer and queues it on the link, then
+  // `then` (a large buffer) right after it, if given.
+  void seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, outgoing* then = nullptr);
+  std::size_t seal_outbox(outbox& ob, bool force, clock::time_point now);
+  void queue_bare(int dest, const handler* item);  // a buffer of no items (a heartbeat) or of one empty item
+  void kick_sends();
+  bool waiting_work(bool* open);
   void post_local(handler h, const std::byte* head, std::size_t hn, const std::byte* body, std::size_t bn);
+  void count_inline_done() noexcept;
   std::size_t seal_due(bool force);
   std::size_t start_sends(bool block = false);
-  bool lanes_busy();
   std::uint64_t items_sent();
   std::size_t test_sends();
   std::size_t test_receives();
@@ -249,6 +341,29 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::thread::id m_owner_id;
 
   std::vector<std::unique_ptr<lane>> m_lanes;
+  // The outboxes: a list the owner walks from its head (acquire), pushed
+  // under m_outbox_m (release); never shortened while the bridge lives.
+  std::atomic<outbox*> m_outboxes{nullptr};
+  std::mutex m_outbox_m;
+  std::uint64_t m_id = 0;        // this bridge among all of the process's, ever (the threads' outbox caches)
+  std::size_t m_slot_bytes = 0;  // an outbox buffer's capacity (see Send path)
+  // Sent buffers, reused: a fresh allocation costs its page faults again
+  // (and for a large one, glibc maps and unmaps it each time): a tenth of a
+  // posting thread's time on 64 KiB buffers, and a 1 MiB round trip took
+  // 25 ms instead of 0.5. Outbox buffers (m_slot_bytes) in m_pool; large
+  // ones by capacity in m_big, k_big_bytes in all.
+  std::unique_ptr<std::byte[]> take_buffer(std::size_t bytes, std::size_t* capacity);
+  void recycle(outgoing& o) noexcept;
+  std::mutex m_pool_m;
+  std::vector<std::unique_ptr<std::byte[]>> m_pool;  // under m_pool_m; at most k_pool_buffers
+  std::vector<std::pair<std::size_t, std::unique_ptr<std::byte[]>>> m_big;  // under m_pool_m
+  std::size_t m_big_bytes = 0;                                            // under m_pool_m
+  static constexpr std::size_t k_pool_buffers = 64;
+  static constexpr std::size_t k_big_bytes = std::size_t{64} << 20;
+  // The owner's buffer for large receives (under the MPI lock): kept
+  // between messages up to k_big_bytes.
+  std::unique_ptr<std::byte[]> m_large_in;
+  std::size_t m_large_in_capacity = 0;
   // Sealed and not yet sent, over all lanes (producers add, the owner
   // subtracts; relaxed: only a threshold for flow control).
   std::atomic<std::size_t> m_pending_bytes{0};

@@ -68,15 +68,17 @@ std::size_t bridge::step_quiescence() {
   return 1;
 }
 
-// Every item this rank posted, ever: the lanes' counts, each read under its
-// mutex, after m_done was read (a finished item's posts were counted under
-// a lane's mutex before its seq_cst increment of m_done; the load that sees
-// that increment makes them visible here).
+// Every item this rank posted, ever: the outboxes' counts, read after m_done
+// was read. Relaxed is enough: a finished item's posts were counted (by the
+// thread that posted them) before that thread's seq_cst increment of
+// m_done, so the load that sees the increment makes the counts visible
+// here; and an item this rank has sent went out under the MPI lock, which
+// this pass holds, after it was counted.
 std::uint64_t bridge::items_sent() {
   std::uint64_t n = 0;
-  for (auto& l : m_lanes) {
-    std::lock_guard lock(l->m);
-    n += l->st.items_sent;
+  // acquire: pairs with adopt_outbox's release (a new outbox is seen whole).
+  for (const outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
+    n += ob->posts.load(std::memory_order_relaxed);
   }
   return n;
 }
@@ -150,19 +152,10 @@ void bridge::check_peers(clock::time_point now) {
     if (d == m_rank) continue;
     lane& l = *m_lanes[static_cast<std::size_t>(d)];
     if (l.departed.load(std::memory_order_relaxed)) continue;
-    if (now - l.last_sent >= beat) {
-      std::lock_guard lock(l.m);
-      if (l.sealed.empty() && l.open.empty()) {
-        // An empty buffer: it takes a sequence number like any other, so
-        // it is checked and ordered like any other.
-        outgoing o{l.open.seal(static_cast<std::uint32_t>(m_rank), stamp_epoch(),
-                               l.next_sequence++, m_cfg.crc, false),
-                   false};
-        l.open.reset(m_cfg.buffer_bytes);
-        m_pending_bytes.fetch_add(o.bytes.size(), std::memory_order_relaxed);
-        l.sealed.push_back(std::move(o));
-        l.has_sealed.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
-      }
+    if (now - l.last_sent >= beat && !l.has_sealed.load(std::memory_order_relaxed)) {
+      // An empty buffer: it takes a sequence number like any other, so it
+      // is checked and ordered like any other.
+      queue_bare(d, nullptr);
     }
     if (!m_deadline_on) continue;
     const std::int64_t heard = l.last_heard_ns.load(std::memory_order_relaxed);
@@ -196,12 +189,11 @@ void bridge::silent_peer(int peer, std::int64_t heard_ns, clock::time_point now)
 // and what it still asks of this rank fails at once), then lets the
 // progress drain the buffers for up to two seconds.
 void bridge::post_goodbyes() {
+  seal_due(true);  // what the threads posted goes first
   for (int d = 0; d < m_size; ++d) {
     if (d == m_rank) continue;
-    lane& l = *m_lanes[static_cast<std::size_t>(d)];
-    std::lock_guard lock(l.m);
-    l.open.append(handler::goodbye, nullptr, 0);
-    seal_locked(l, d, &peer_stats::flush_idle);
+    const handler bye = handler::goodbye;
+    queue_bare(d, &bye);
   }
   wake_owner();
   const auto until = clock::now() + std::chrono::seconds(2);
@@ -230,12 +222,18 @@ void bridge::progress_thread() {
       continue;
     }
     std::unique_lock lock(m_sleep_m);
-    m_sleeping.store(true);  // seq_cst: pairs with the producers' load after their append (bridge.hpp)
-    if (m_posted.load() == m_seen_posted && !m_stop.load() && !lanes_busy()) {
+    m_sleeping.store(true, std::memory_order_relaxed);
+    // seq_cst: m_sleeping before the hints (Wake-ups in bridge.hpp; the
+    // producers fence between their hint and their load of m_sleeping).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    bool open = false;
+    const bool sealed = waiting_work(&open);
+    const std::uint64_t posted = m_posted.load();
+    if (posted == m_seen_posted && !m_stop.load() && !sealed && !open) {
       m_sleep_cv.wait_for(lock, sleep_for);
       sleep_for = std::min<std::chrono::microseconds>(sleep_for * 2, std::chrono::milliseconds(1));
     }
-    m_sleeping.store(false);
+    m_sleeping.store(false, std::memory_order_relaxed);
     idle = 100;  // back to a short spin
   }
 }
@@ -247,10 +245,23 @@ session_stats bridge::stats() const {
   s.thread_level = level_name(m_level);
   s.progress = m_mode == progress_mode::thread ? "thread" : "caller";
   const auto now = clock::now();
+  std::vector<std::uint64_t> items(static_cast<std::size_t>(m_size)), bytes(items.size());
+  for (const outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
+    for (std::size_t r = 0; r < items.size(); ++r) {
+      items[r] += ob->slots[r].items_sent.load(std::memory_order_relaxed);  // relaxed: counters
+      bytes[r] += ob->slots[r].bytes_sent.load(std::memory_order_relaxed);
+    }
+  }
   for (int r = 0; r < m_size; ++r) {
     lane& l = *m_lanes[static_cast<std::size_t>(r)];
     std::lock_guard lock(l.m);
     peer_stats p = l.st;
+    p.items_sent = items[static_cast<std::size_t>(r)];
+    p.bytes_sent = bytes[static_cast<std::size_t>(r)];
+    if (r == m_rank) {  // an item for this rank runs where it was posted
+      p.items_received = p.items_sent;
+      p.bytes_received = p.bytes_sent;
+    }
     const std::int64_t heard = l.last_heard_ns.load(std::memory_order_relaxed);
     p.last_heard_s =
         heard < 0 ? -1.0 : std::chrono::duration<double>(now - m_started).count() - static_cast<double>(heard) * 1e-9;

@@ -99,16 +99,26 @@ std::size_t bridge::probe_large() {
     count_reject(reject::oversized);
     return 1;
   }
-  std::vector<std::byte> buf(static_cast<std::size_t>(bytes));
-  MPI_Mrecv(buf.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-  const checked c = check_buffer(buf.data(), buf.size(), st.MPI_SOURCE, m_cfg.crc);
+  const auto n = static_cast<std::size_t>(bytes);
+  if (m_large_in_capacity < n || m_large_in == nullptr) {
+    // Not value-initialised: MPI writes it; kept for the next large message.
+    m_large_in_capacity = (n + 4095) / 4096 * 4096;
+    m_large_in.reset(new std::byte[m_large_in_capacity]);
+  }
+  std::byte* buf = m_large_in.get();
+  MPI_Mrecv(buf, bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+  const checked c = check_buffer(buf, n, st.MPI_SOURCE, m_cfg.crc);
   inbound& in = m_in[static_cast<std::size_t>(st.MPI_SOURCE)];
   if (!c.ok || (c.header.flags & k_flag_large) == 0 || in.large_due == 0) {
     count_reject(c.ok ? reject::bad_flags : c.why);
     return 1;
   }
   in.large_due--;
-  accept(st.MPI_SOURCE, buf.data(), buf.size(), c.header);
+  accept(st.MPI_SOURCE, buf, n, c.header);
+  if (m_large_in_capacity > k_big_bytes) {
+    m_large_in.reset();
+    m_large_in_capacity = 0;
+  }
   return 1;
 }
 
@@ -165,6 +175,7 @@ void bridge::accept(int source, const std::byte* p, std::size_t n, const buffer_
 
 void bridge::dispatch_buffer(int source, const std::byte* p, const buffer_header& h) {
   for_each_item(p, h, [&](handler k, const std::byte* q, std::size_t n) { dispatch_item(source, k, q, n); });
+  count_inline_done();
 }
 
 void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_t n) {
@@ -260,7 +271,7 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
 }
 
 // Runs a remote function and posts its reply when one is asked for; the
-// item counts as done only after that (quiescence.hpp).
+// caller counts the item done after that (quiescence.hpp).
 void bridge::invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args,
                     std::size_t n) {
   scratch reply_buffer;  // no allocation per call once the thread's buffer has grown
@@ -302,14 +313,30 @@ void bridge::invoke(int source, const remote_entry* e, std::uint64_t request, co
       post(source, handler::reply, reply.data(), reply.size());
     }
   }
-  m_tasks_run.fetch_add(1, std::memory_order_relaxed);
-  m_done.fetch_add(1);  // seq_cst: after the reply and every post of the call (quiescence.hpp)
 }
 
-// On the MPI owner, now (STRATA_MPI_REMOTE_INLINE).
+namespace {
+// Inline calls finished on this thread and not yet counted done: counted in
+// one step per buffer (or per local post) by count_inline_done, not one
+// seq_cst increment per item. Counting an item done later than it finished
+// only delays quiescence; counting it before would be the error.
+thread_local std::uint64_t t_inline_done = 0;
+}  // namespace
+
+// Now, on this thread (STRATA_MPI_REMOTE_INLINE): the MPI owner for an item
+// from another rank, the posting thread for one of its own.
 void bridge::run_inline(int source, const remote_entry* e, std::uint64_t request, const std::byte* args,
                         std::size_t n) {
   invoke(source, e, request, args, n);
+  ++t_inline_done;
+}
+
+void bridge::count_inline_done() noexcept {
+  if (t_inline_done == 0) return;
+  const std::uint64_t k = t_inline_done;
+  t_inline_done = 0;
+  m_tasks_run.fetch_add(k, std::memory_order_relaxed);
+  m_done.fetch_add(k);  // seq_cst: after the calls, their replies and every post they made (quiescence.hpp)
 }
 
 // Spawns the call on the runtime.
@@ -317,6 +344,8 @@ void bridge::run_task(int source, const remote_entry* e, std::uint64_t request, 
   m_tasks_live.fetch_add(1, std::memory_order_relaxed);
   m_rt.spawn([this, source, e, request, args = std::move(args)] {
     invoke(source, e, request, args.data(), args.size());
+    m_tasks_run.fetch_add(1, std::memory_order_relaxed);
+    m_done.fetch_add(1);  // seq_cst: after the reply and every post of the call (quiescence.hpp)
     // release: the task's last touch of the bridge (pairs with ~bridge's acquire load).
     m_tasks_live.fetch_sub(1, std::memory_order_release);
   });

@@ -1,4 +1,4 @@
-// The bridge's send path: lanes, sealing, MPI_Isend (see bridge.hpp).
+// The bridge's send path: outboxes, sealing, MPI_Isend (see bridge.hpp).
 #include "bridge.hpp"
 
 #include <sched.h>
@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <unordered_set>
 
 #include <strata/runtime/ext/trace.hpp>
 
@@ -27,9 +28,12 @@ namespace {
 // The bridge whose pass runs on this thread (its inline handlers post from
 // inside it).
 thread_local const bridge* t_in_pass = nullptr;
+// The bridge whose MPI lock this thread holds in serialized(): it may not
+// send (the lock is taken) nor wait for the owner (which waits for it).
+thread_local const bridge* t_serialized = nullptr;
 
-// A producer's lock of its lane: spin a little first (the owner holds it for
-// a seal or a take, well under a microsecond), then block.
+// A producer's lock of a link: spin a little first (a seal or a take holds
+// it well under a microsecond), then block.
 void lock_lane(std::mutex& m) {
   for (int i = 0; i < 64; ++i) {
     if (m.try_lock()) return;
@@ -38,11 +42,238 @@ void lock_lane(std::mutex& m) {
   m.lock();
 }
 
+// The bridges alive now, by id: a thread that ends marks its outboxes
+// abandoned only in bridges still alive (under the mutex, so a bridge's
+// destructor, which removes its id under it too, never races with that).
+struct live_bridges {
+  std::mutex m;
+  std::unordered_set<std::uint64_t> ids;
+};
+live_bridges& live() {
+  static auto* l = new live_bridges;  // never destroyed: threads may end after static destruction began
+  return *l;
+}
+std::atomic<std::uint64_t> g_next_bridge_id{1};  // relaxed: only unique
+
+// The calling thread's outboxes, by bridge id; the last one used first.
+struct thread_outboxes {
+  struct entry {
+    std::uint64_t bridge = 0;
+    outbox* ob = nullptr;
+  };
+  entry last;
+  std::vector<entry> all;
+  ~thread_outboxes() {
+    live_bridges& l = live();
+    std::lock_guard lock(l.m);
+    for (const auto& e : all) {
+      // release: the next producer to adopt it (acquire) sees its slots as
+      // this thread left them.
+      if (l.ids.count(e.bridge) != 0) e.ob->abandoned.store(true, std::memory_order_release);
+    }
+  }
+};
+thread_local thread_outboxes t_outboxes;
+
 }  // namespace
 
 pass_scope::pass_scope(const bridge* b) noexcept : m_outer(t_in_pass) { t_in_pass = b; }
 bool bridge::in_pass_here() const noexcept { return t_in_pass == this; }
 pass_scope::~pass_scope() { t_in_pass = m_outer; }
+
+void bridge::lock_serialized() {
+  m_mpi.lock();
+  t_serialized = this;
+}
+void bridge::unlock_serialized() noexcept {
+  t_serialized = nullptr;
+  m_mpi.unlock();
+}
+
+void spin_lock::lock() noexcept {
+  for (unsigned i = 0;; ++i) {
+    if (try_lock()) return;
+    if (i < 128) {
+      __builtin_ia32_pause();
+    } else {
+      sched_yield();  // the holder may have been preempted (more threads than cores)
+    }
+  }
+}
+
+// ---- Outboxes -----------------------------------------------------------------
+
+std::uint64_t new_bridge_id() {
+  const std::uint64_t id = g_next_bridge_id.fetch_add(1, std::memory_order_relaxed);
+  live_bridges& l = live();
+  std::lock_guard lock(l.m);
+  l.ids.insert(id);
+  return id;
+}
+
+void forget_bridge_id(std::uint64_t id) noexcept {
+  live_bridges& l = live();
+  std::lock_guard lock(l.m);
+  l.ids.erase(id);
+}
+
+outbox& bridge::my_outbox() {
+  if (t_outboxes.last.bridge == m_id) return *t_outboxes.last.ob;
+  for (const auto& e : t_outboxes.all) {
+    if (e.bridge == m_id) {
+      t_outboxes.last = e;
+      return *e.ob;
+    }
+  }
+  return adopt_outbox();
+}
+
+// The calling thread's first post to this bridge: an outbox whose thread
+// ended, or a new one.
+outbox& bridge::adopt_outbox() {
+  outbox* ob = nullptr;
+  {
+    std::lock_guard lock(m_outbox_m);
+    for (outbox* o = m_outboxes.load(std::memory_order_relaxed); o != nullptr; o = o->next) {
+      // acquire: pairs with the ended thread's release (its writes to the slots).
+      if (o->abandoned.load(std::memory_order_relaxed) && o->abandoned.exchange(false, std::memory_order_acquire)) {
+        ob = o;
+        break;
+      }
+    }
+    if (ob == nullptr) {
+      auto fresh = std::make_unique<outbox>();
+      fresh->slots = std::make_unique<outbox::slot[]>(static_cast<std::size_t>(m_size));
+      fresh->open.reserve(static_cast<std::size_t>(std::min(m_size, 64)));
+      fresh->next = m_outboxes.load(std::memory_order_relaxed);
+      ob = fresh.release();
+      // release: pairs with the walkers' acquire load of the head (they see
+      // the outbox whole).
+      m_outboxes.store(ob, std::memory_order_release);
+    }
+  }
+  if (t_outboxes.all.size() >= 16) {
+    // Entries of bridges gone (a thread that opens session after session).
+    live_bridges& lb = live();
+    std::lock_guard lock(lb.m);
+    std::erase_if(t_outboxes.all, [&](const thread_outboxes::entry& e) { return lb.ids.count(e.bridge) == 0; });
+  }
+  t_outboxes.all.push_back({m_id, ob});
+  t_outboxes.last = {m_id, ob};
+  return *ob;
+}
+
+// A buffer of at least `bytes` (not value-initialised: every byte sent is
+// written first), reused when one is at hand.
+std::unique_ptr<std::byte[]> bridge::take_buffer(std::size_t bytes, std::size_t* capacity) {
+  {
+    std::lock_guard lock(m_pool_m);
+    if (bytes <= m_slot_bytes) {
+      if (!m_pool.empty()) {
+        auto b = std::move(m_pool.back());
+        m_pool.pop_back();
+        *capacity = m_slot_bytes;
+        return b;
+      }
+    } else {
+      // The smallest that fits, if it is no more than twice what is asked.
+      std::size_t best = m_big.size();
+      for (std::size_t i = 0; i < m_big.size(); ++i) {
+        const std::size_t c = m_big[i].first;
+        if (c >= bytes && c / 2 <= bytes && (best == m_big.size() || c < m_big[best].first)) best = i;
+      }
+      if (best != m_big.size()) {
+        auto b = std::move(m_big[best].second);
+        *capacity = m_big[best].first;
+        m_big_bytes -= *capacity;
+        m_big.erase(m_big.begin() + static_cast<std::ptrdiff_t>(best));
+        return b;
+      }
+    }
+  }
+  *capacity = bytes <= m_slot_bytes ? m_slot_bytes : (bytes + 4095) / 4096 * 4096;
+  return std::unique_ptr<std::byte[]>(new std::byte[*capacity]);
+}
+
+void bridge::recycle(outgoing& o) noexcept {
+  if (o.capacity == 0 || o.bytes == nullptr) return;
+  std::lock_guard lock(m_pool_m);
+  if (o.capacity == m_slot_bytes) {
+    if (m_pool.size() < k_pool_buffers) m_pool.push_back(std::move(o.bytes));
+  } else if (o.capacity <= k_big_bytes) {
+    // Room made by dropping the oldest first.
+    while (m_big_bytes + o.capacity > k_big_bytes && !m_big.empty()) {
+      m_big_bytes -= m_big.front().first;
+      m_big.erase(m_big.begin());
+    }
+    m_big_bytes += o.capacity;
+    m_big.emplace_back(o.capacity, std::move(o.bytes));
+  }
+}
+
+// Under ob.lock: dest's slot gets a buffer for its first item.
+void bridge::open_slot(outbox& ob, int dest, std::size_t item) {
+  outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
+  s.buf = take_buffer(std::max(m_slot_bytes, sizeof(buffer_header) + item), &s.capacity);
+  s.used = sizeof(buffer_header);
+  s.opened = clock::now();
+  s.open_at = static_cast<int>(ob.open.size());
+  ob.open.push_back(dest);
+  ob.has_open.store(true, std::memory_order_relaxed);  // relaxed: a hint (see outbox)
+}
+
+void bridge::seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, outgoing* then) {
+  outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
+  outgoing o{std::move(s.buf), s.used, false, s.capacity};
+  const std::uint32_t items = s.items;
+  // The CRCs before the link's mutex: they cover payloads only.
+  const std::uint32_t crc = m_cfg.crc ? crc32c(o.bytes.get() + sizeof(buffer_header), o.size - sizeof(buffer_header))
+                                      : 0;
+  const std::uint32_t then_crc =
+      then != nullptr && m_cfg.crc ? crc32c(then->bytes.get() + sizeof(buffer_header), then->size - sizeof(buffer_header))
+                                   : 0;
+  s.used = 0;
+  s.capacity = 0;
+  s.items = 0;
+  const auto at = static_cast<std::size_t>(s.open_at);
+  const int moved = ob.open.back();
+  ob.open[at] = moved;
+  ob.slots[static_cast<std::size_t>(moved)].open_at = static_cast<int>(at);
+  ob.open.pop_back();
+  s.open_at = -1;
+  lane& l = *m_lanes[static_cast<std::size_t>(dest)];
+  lock_lane(l.m);
+  std::lock_guard lock(l.m, std::adopt_lock);
+  const auto rank = static_cast<std::uint32_t>(m_rank);
+  write_header(o.bytes.get(), o.size, items, rank, stamp_epoch(), l.next_sequence++, m_cfg.crc, crc, false);
+  m_pending_bytes.fetch_add(o.size, std::memory_order_relaxed);
+  l.sealed.push_back(std::move(o));
+  l.st.*reason += 1;
+  if (then != nullptr) {
+    write_header(then->bytes.get(), then->size, 1, rank, stamp_epoch(), l.next_sequence++, m_cfg.crc, then_crc,
+                 true);
+    m_pending_bytes.fetch_add(then->size, std::memory_order_relaxed);
+    l.sealed.push_back(std::move(*then));
+    l.st.large_sent++;
+  }
+  l.has_sealed.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
+}
+
+// A buffer that is not an outbox's: no items (a heartbeat), or one item
+// without payload (the goodbye). It takes the link's next sequence number.
+void bridge::queue_bare(int dest, const handler* item) {
+  const std::size_t size = sizeof(buffer_header) + (item != nullptr ? sizeof(item_header) : 0);
+  outgoing o{std::unique_ptr<std::byte[]>(new std::byte[size]), size, false};
+  if (item != nullptr) write_item(o.bytes.get() + sizeof(buffer_header), *item, nullptr, 0, nullptr, 0);
+  const std::uint32_t crc = m_cfg.crc ? crc32c(o.bytes.get() + sizeof(buffer_header), size - sizeof(buffer_header)) : 0;
+  lane& l = *m_lanes[static_cast<std::size_t>(dest)];
+  std::lock_guard lock(l.m);
+  write_header(o.bytes.get(), size, item != nullptr ? 1 : 0, static_cast<std::uint32_t>(m_rank), stamp_epoch(),
+               l.next_sequence++, m_cfg.crc, crc, false);
+  m_pending_bytes.fetch_add(size, std::memory_order_relaxed);
+  l.sealed.push_back(std::move(o));
+  l.has_sealed.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
+}
 
 // ---- Send path --------------------------------------------------------------
 
@@ -57,166 +288,205 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     throw usage_error("strata::mpi: a message of " + std::to_string(n) + " bytes exceeds max_message_bytes (" +
                       std::to_string(m_cfg.max_message_bytes) + ")");
   }
-  if (m_lanes[static_cast<std::size_t>(dest)]->departed.load(std::memory_order_acquire)) {
+  lane& l = *m_lanes[static_cast<std::size_t>(dest)];
+  if (l.departed.load(std::memory_order_acquire)) {
     throw remote_error("strata::mpi: rank " + std::to_string(dest) + " has closed its session (it said goodbye)");
   }
-  // Counted (st.items_sent, under the lane's mutex) when appended: before
-  // the item can be sealed, sent or processed anywhere (quiescence.hpp).
   if (dest == m_rank) {
     post_local(h, head, hn, body, bn);
     return;
   }
-  // Flow control: wait (making progress if this thread is the owner) while
-  // too many sealed bytes wait to be sent.
+  // Flow control: wait (sending, or making progress as the owner) while too
+  // many sealed bytes wait to be sent.
   if (m_pending_bytes.load(std::memory_order_relaxed) > m_cfg.max_pending_bytes) {
     m_producer_waits.fetch_add(1, std::memory_order_relaxed);
     const bool owner = owner_here();  // progress=caller: the owner drains while it waits
     // An inline handler posting from inside a pass cannot wait for that
-    // pass to drain: it goes over the cap (by what one buffer dispatches).
-    while (!in_pass_here() && m_pending_bytes.load(std::memory_order_relaxed) > m_cfg.max_pending_bytes &&
+    // pass to drain: it goes over the cap (by what one buffer dispatches);
+    // nor can a post inside serialized(), which holds the owner back.
+    while (!in_pass_here() && t_serialized != this && m_pending_bytes.load(std::memory_order_relaxed) > m_cfg.max_pending_bytes &&
            !m_stop.load()) {
       if (owner) {
         pass();
       } else {
-        wake_owner();
+        kick_sends();
         std::this_thread::yield();
       }
     }
   }
-  lane& l = *m_lanes[static_cast<std::size_t>(dest)];
+  outbox& ob = my_outbox();
   const std::size_t item = sizeof(item_header) + n;
+  bool queued = false, opened = false;
   {
-    lock_lane(l.m);
-    std::lock_guard lock(l.m, std::adopt_lock);
-    l.posts++;
-    l.st.items_sent++;
-    l.st.bytes_sent += n;
+    ob.lock.lock();
+    std::lock_guard lock(ob.lock, std::adopt_lock);
+    outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
+    // Counted before the item can be sealed, sent or processed anywhere
+    // (quiescence.hpp); only this thread writes these.
+    ob.posts.store(ob.posts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    s.items_sent.store(s.items_sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    s.bytes_sent.store(s.bytes_sent.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     if (sizeof(buffer_header) + item > m_cfg.buffer_bytes) {
-      // The large path: a notice in the ordered stream, then the item alone
-      // (the notice goes in a buffer of its own when the open one is full).
-      if (l.open.size() + sizeof(item_header) > m_cfg.buffer_bytes) seal_locked(l, dest, &peer_stats::flush_full);
-      l.open.append(handler::large_notice, nullptr, 0);
-      seal_locked(l, dest, &peer_stats::flush_full);
-      buffer_builder big(sizeof(buffer_header) + item);
-      big.append(h, head, hn, body, bn);
-      outgoing o{big.seal(static_cast<std::uint32_t>(m_rank), stamp_epoch(),
-                          l.next_sequence++, m_cfg.crc, true),
-                 true};
-      m_pending_bytes.fetch_add(o.bytes.size(), std::memory_order_relaxed);
-      l.sealed.push_back(std::move(o));
-      l.has_sealed.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
-      l.st.large_sent++;
+      // The large path: a notice as this thread's next item to dest, then
+      // the item alone in a buffer queued right after the notice's.
+      if (s.items != 0 && s.used + sizeof(item_header) > s.capacity) seal_slot(ob, dest, &peer_stats::flush_full);
+      if (s.items == 0) open_slot(ob, dest, sizeof(item_header));
+      s.used += write_item(s.buf.get() + s.used, handler::large_notice, nullptr, 0, nullptr, 0);
+      s.items++;
+      outgoing big{nullptr, sizeof(buffer_header) + item, true};
+      big.bytes = take_buffer(big.size, &big.capacity);
+      write_item(big.bytes.get() + sizeof(buffer_header), h, head, hn, body, bn);
+      seal_slot(ob, dest, &peer_stats::flush_full, &big);
+      queued = true;
     } else {
-      if (l.open.size() + item > m_cfg.buffer_bytes) seal_locked(l, dest, &peer_stats::flush_full);
-      if (l.open.empty()) {
-        l.opened = clock::now();
-        l.has_open.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
+      if (s.items != 0 && s.used + item > s.capacity) {
+        seal_slot(ob, dest, &peer_stats::flush_full);
+        queued = true;
       }
-      l.open.append(h, head, hn, body, bn);
+      if (s.items == 0) {
+        open_slot(ob, dest, item);
+        opened = true;
+      }
+      s.used += write_item(s.buf.get() + s.used, h, head, hn, body, bn);
+      s.items++;
+      if (m_cfg.mode == send_mode::latency && l.in_flight_hint.load(std::memory_order_relaxed) == 0 &&
+          !l.has_sealed.load(std::memory_order_relaxed)) {
+        seal_slot(ob, dest, &peer_stats::flush_latency);  // the link is idle: this item goes now
+        queued = true;
+      }
     }
+    if (ob.open.empty()) ob.has_open.store(false, std::memory_order_relaxed);  // relaxed: a hint (see outbox)
   }
   if (t_in_pass == this) {
-    m_owner_posted = true;  // the owner itself, in an inline handler: sealed at the end of this pass
-  } else if (m_sleeping.load()) {  // seq_cst: after the append (see Wake-ups in bridge.hpp)
-    wake_owner();
+    m_owner_posted = true;  // the owner itself, in an inline handler: sent at the end of this pass
+    return;
+  }
+  if (queued && t_serialized != this) {
+    kick_sends();
+  } else if (opened) {
+    // seq_cst: the hint before the load (see Wake-ups in bridge.hpp).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (m_sleeping.load(std::memory_order_relaxed)) wake_owner();
   }
 }
 
-// Under l.m: seals the open buffer (if it holds anything) and queues it.
-void bridge::seal_locked(lane& l, int, std::uint64_t peer_stats::*reason) {
-  if (l.open.empty()) return;
-  outgoing o{l.open.seal(static_cast<std::uint32_t>(m_rank), stamp_epoch(),
-                         l.next_sequence++, m_cfg.crc, false),
-             false};
-  l.open.reset(m_cfg.buffer_bytes);
-  m_pending_bytes.fetch_add(o.bytes.size(), std::memory_order_relaxed);
-  l.sealed.push_back(std::move(o));
-  l.has_open.store(false, std::memory_order_relaxed);  // relaxed: hints (see lane)
-  l.has_sealed.store(true, std::memory_order_relaxed);
-  l.st.*reason += 1;
+// A producer's buffer was queued: send it from this thread when no one is
+// making MPI calls and this thread may make them; else the owner will.
+void bridge::kick_sends() {
+  if (m_mode == progress_mode::thread || owner_here()) {
+    std::unique_lock lock(m_mpi, std::try_to_lock);
+    if (lock.owns_lock()) {
+      test_sends();
+      start_sends();
+      return;
+    }
+  }
+  // seq_cst: the queued buffer's hint before the load (see Wake-ups).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (m_sleeping.load(std::memory_order_relaxed)) wake_owner();
 }
 
 // An item for this rank: dispatched at once on the calling thread.
 void bridge::post_local(handler h, const std::byte* head, std::size_t hn, const std::byte* body, std::size_t bn) {
   const std::size_t n = hn + bn;
-  lane& l = *m_lanes[static_cast<std::size_t>(m_rank)];
-  {
-    std::lock_guard lock(l.m);
-    l.st.items_sent++;
-    l.st.bytes_sent += n;
-    l.st.items_received++;
-    l.st.bytes_received += n;
-  }
+  outbox& ob = my_outbox();
+  outbox::slot& s = ob.slots[static_cast<std::size_t>(m_rank)];
+  // Counted before it runs (quiescence.hpp); only this thread writes these.
+  ob.posts.store(ob.posts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  s.items_sent.store(s.items_sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  s.bytes_sent.store(s.bytes_sent.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   if (hn == 0) {
     dispatch_item(m_rank, h, body, n);
-    return;
+  } else {
+    std::vector<std::byte> joined(n);
+    std::memcpy(joined.data(), head, hn);
+    if (bn != 0) std::memcpy(joined.data() + hn, body, bn);
+    dispatch_item(m_rank, h, joined.data(), n);
   }
-  std::vector<std::byte> joined(n);
-  std::memcpy(joined.data(), head, hn);
-  if (bn != 0) std::memcpy(joined.data() + hn, body, bn);
-  dispatch_item(m_rank, h, joined.data(), n);
+  count_inline_done();
 }
 
 void bridge::flush_all() {
-  bool any = false;
-  for (int d = 0; d < m_size; ++d) {
-    if (d == m_rank) continue;
-    lane& l = *m_lanes[static_cast<std::size_t>(d)];
-    std::lock_guard lock(l.m);
-    any = any || !l.open.empty();
-    seal_locked(l, d, &peer_stats::flush_idle);
-  }
-  if (any) wake_owner();
+  const bool any = seal_due(true) != 0;
+  if (any && !in_pass_here() && t_serialized != this) kick_sends();
 }
 
-// The owner seals open buffers that are due: all of them when `force`
-// (producers idle, flush, quiescence), else those older than the delay,
-// and in latency mode those of idle links.
+// Seals the outboxes' open buffers that are due: all of them when `force`
+// (flush, quiescence), else, at most every look_every per outbox, those
+// whose producer went idle, those older than the delay, and in latency mode
+// those of idle links.
 std::size_t bridge::seal_due(bool force) {
   std::size_t n = 0;
   const auto now = clock::now();
-  const auto delay = std::chrono::microseconds(m_cfg.flush_delay_us);
-  const auto look_every = std::min(delay / 4, std::chrono::microseconds(10));
-  for (int d = 0; d < m_size; ++d) {
-    if (d == m_rank) continue;
-    lane& l = *m_lanes[static_cast<std::size_t>(d)];
-    std::unique_lock lock(l.m, std::defer_lock);
-    if (force) {
-      lock.lock();
-    } else {
-      // A routine look: only at an open buffer, and at most every look_every
-      // (idle and timer seals need no finer grain than that).
-      if (!l.has_open.load(std::memory_order_relaxed) || now < l.next_look) continue;
-      if (!lock.try_lock()) continue;  // a producer is appending: not idle, and the next look comes soon
-      l.next_look = now + look_every;
-    }
-    const bool idle = l.posts == l.seen_posts;
-    l.seen_posts = l.posts;
-    if (l.open.empty()) continue;
-    if (force || idle) {
-      seal_locked(l, d, &peer_stats::flush_idle);
-    } else if (m_cfg.mode == send_mode::latency && l.in_flight == 0 && l.sealed.empty()) {
-      seal_locked(l, d, &peer_stats::flush_latency);
-    } else if (now - l.opened >= delay) {
-      seal_locked(l, d, &peer_stats::flush_timer);
-    } else {
-      continue;
-    }
-    ++n;
+  // acquire: pairs with adopt_outbox's release (a new outbox is seen whole).
+  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
+    n += seal_outbox(*ob, force, now);
   }
   return n;
 }
 
-bool bridge::lanes_busy() {
-  for (int d = 0; d < m_size; ++d) {
-    if (d == m_rank) continue;
-    lane& l = *m_lanes[static_cast<std::size_t>(d)];
-    std::lock_guard lock(l.m);
-    if (!l.open.empty() || !l.sealed.empty()) return true;
+std::size_t bridge::seal_outbox(outbox& ob, bool force, clock::time_point now) {
+  const auto delay = std::chrono::microseconds(m_cfg.flush_delay_us);
+  if (force) {
+    ob.lock.lock();
+  } else {
+    // Routine looks come from passes, under the MPI lock (next_look's).
+    // relaxed: a hint; an outbox that just opened is looked at next time.
+    if (!ob.has_open.load(std::memory_order_relaxed) || now < ob.next_look) return 0;
+    if (!ob.lock.try_lock()) return 0;  // its producer is appending: not idle, and the next look comes soon
+    ob.next_look = now + std::min(delay / 4, std::chrono::microseconds(10));
+  }
+  std::lock_guard lock(ob.lock, std::adopt_lock);
+  const std::uint64_t posts = ob.posts.load(std::memory_order_relaxed);
+  const bool idle = posts == ob.seen_posts;
+  ob.seen_posts = posts;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < ob.open.size();) {
+    const int d = ob.open[i];
+    const outbox::slot& s = ob.slots[static_cast<std::size_t>(d)];
+    std::uint64_t peer_stats::*reason = nullptr;
+    if (force || idle) {
+      reason = &peer_stats::flush_idle;
+    } else if (m_cfg.mode == send_mode::latency &&
+               m_lanes[static_cast<std::size_t>(d)]->in_flight_hint.load(std::memory_order_relaxed) == 0 &&
+               !m_lanes[static_cast<std::size_t>(d)]->has_sealed.load(std::memory_order_relaxed)) {
+      reason = &peer_stats::flush_latency;
+    } else if (now - s.opened >= delay) {
+      reason = &peer_stats::flush_timer;
+    }
+    if (reason == nullptr) {
+      ++i;
+      continue;
+    }
+    seal_slot(ob, d, reason);  // takes ob.open[i] out (the last one moves there)
+    ++n;
+  }
+  ob.has_open.store(!ob.open.empty(), std::memory_order_relaxed);  // relaxed: a hint (see outbox)
+  return n;
+}
+
+// Whether a buffer waits to be sealed (*open), or to be sent or finish
+// sending (the result): hints, read after the owner's seq_cst fence before
+// it sleeps (Wake-ups). A send in flight needs the owner's MPI calls to
+// move on: without asynchronous progress, a rendezvous message (a large
+// item) goes a fragment per call when the peers cannot copy directly, and
+// an owner asleep for a millisecond a fragment made a 1 MiB round trip take
+// 25 ms.
+bool bridge::waiting_work(bool* open) {
+  bool o = false;
+  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
+    o = o || ob->has_open.load(std::memory_order_relaxed);
+  }
+  *open = o;
+  for (const auto& l : m_lanes) {
+    if (l->has_sealed.load(std::memory_order_relaxed) || l->in_flight_hint.load(std::memory_order_relaxed) != 0) {
+      return true;
+    }
   }
   return false;
 }
 
+// Under the MPI lock.
 std::size_t bridge::start_sends(bool block) {
   std::size_t n = 0;
   for (int d = 0; d < m_size; ++d) {
@@ -229,7 +499,7 @@ std::size_t bridge::start_sends(bool block) {
         if (block) {
           lock.lock();
         } else if (!lock.try_lock()) {
-          break;  // a producer holds it for an append; the next pass takes the buffer
+          break;  // a producer holds it to queue a buffer; the next pass takes both
         }
         if (l.sealed.empty()) break;
         o = std::move(l.sealed.front());
@@ -247,7 +517,7 @@ std::size_t bridge::start_sends(bool block) {
       if (slot == nullptr) slot = &m_sends.emplace_back();
       slot->out = std::move(o);
       slot->dest = d;
-      const int rc = MPI_Isend(slot->out.bytes.data(), static_cast<int>(slot->out.bytes.size()), MPI_BYTE, d,
+      const int rc = MPI_Isend(slot->out.bytes.get(), static_cast<int>(slot->out.size), MPI_BYTE, d,
                                slot->out.large ? k_tag_large : k_tag_data, m_data, &slot->req);
       if (rc != MPI_SUCCESS) {
         std::fprintf(stderr, "strata::mpi: rank %d: MPI_Isend to rank %d failed: %s\n", m_rank, d,
@@ -257,10 +527,11 @@ std::size_t bridge::start_sends(bool block) {
       }
       if (trace_ring* r = trace_here(m_rt.core(), "mpi progress")) {  // STRATA_TRACE
         buffer_header h{};
-        if (slot->out.bytes.size() >= sizeof h) std::memcpy(&h, slot->out.bytes.data(), sizeof h);
-        r->instant(trace_kind::mpi_send, static_cast<std::uint32_t>(d), 0, h.items, slot->out.bytes.size());
+        if (slot->out.size >= sizeof h) std::memcpy(&h, slot->out.bytes.get(), sizeof h);
+        r->instant(trace_kind::mpi_send, static_cast<std::uint32_t>(d), 0, h.items, slot->out.size);
       }
       l.in_flight++;
+      l.in_flight_hint.store(l.in_flight, std::memory_order_relaxed);  // relaxed: a hint (see lane)
       l.last_sent = clock::now();
       ++n;
     }
@@ -268,6 +539,7 @@ std::size_t bridge::start_sends(bool block) {
   return n;
 }
 
+// Under the MPI lock.
 std::size_t bridge::test_sends() {
   std::size_t n = 0;
   for (auto& s : m_sends) {
@@ -275,11 +547,14 @@ std::size_t bridge::test_sends() {
     int flag = 0;
     MPI_Test(&s.req, &flag, MPI_STATUS_IGNORE);
     if (flag == 0) continue;
-    m_pending_bytes.fetch_sub(s.out.bytes.size(), std::memory_order_relaxed);
-    m_lanes[static_cast<std::size_t>(s.dest)]->in_flight--;
+    m_pending_bytes.fetch_sub(s.out.size, std::memory_order_relaxed);
+    lane& l = *m_lanes[static_cast<std::size_t>(s.dest)];
+    l.in_flight--;
+    l.in_flight_hint.store(l.in_flight, std::memory_order_relaxed);  // relaxed: a hint (see lane)
     s.dest = -1;
     s.req = MPI_REQUEST_NULL;
-    std::vector<std::byte>().swap(s.out.bytes);
+    recycle(s.out);
+    s.out = outgoing{};
     ++n;
   }
   return n;

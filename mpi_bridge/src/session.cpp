@@ -50,8 +50,8 @@ std::size_t session::progress() {
   return m_b->pass();
 }
 
-void session::lock_mpi() { m_b->mpi_lock().lock(); }
-void session::unlock_mpi() noexcept { m_b->mpi_lock().unlock(); }
+void session::lock_mpi() { m_b->lock_serialized(); }
+void session::unlock_mpi() noexcept { m_b->unlock_serialized(); }
 
 session_stats session::stats() const { return m_b->stats(); }
 

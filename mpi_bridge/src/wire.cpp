@@ -86,8 +86,8 @@ checked check_buffer(const std::byte* p, std::size_t n, int mpi_source, bool req
   return out;
 }
 
-std::vector<std::byte> buffer_builder::seal(std::uint32_t source, std::uint32_t epoch, std::uint64_t sequence,
-                                            bool with_crc, bool large) {
+void write_header(std::byte* buffer, std::size_t bytes, std::uint32_t items, std::uint32_t source,
+                  std::uint32_t epoch, std::uint64_t sequence, bool with_crc, std::uint32_t crc, bool large) noexcept {
   buffer_header h{};
   h.magic = k_magic;
   h.version = k_version;
@@ -95,11 +95,18 @@ std::vector<std::byte> buffer_builder::seal(std::uint32_t source, std::uint32_t 
   h.source = source;
   h.epoch = epoch;
   h.sequence = sequence;
-  h.items = m_items;
-  h.bytes = static_cast<std::uint32_t>(m_bytes.size() - sizeof(buffer_header));
-  h.crc = with_crc ? crc32c(m_bytes.data() + sizeof(buffer_header), h.bytes) : 0;
+  h.items = items;
+  h.bytes = static_cast<std::uint32_t>(bytes - sizeof(buffer_header));
+  h.crc = with_crc ? crc : 0;
   h.reserved = 0;
-  std::memcpy(m_bytes.data(), &h, sizeof h);
+  std::memcpy(buffer, &h, sizeof h);
+}
+
+std::vector<std::byte> buffer_builder::seal(std::uint32_t source, std::uint32_t epoch, std::uint64_t sequence,
+                                            bool with_crc, bool large) {
+  const std::uint32_t crc =
+      with_crc ? crc32c(m_bytes.data() + sizeof(buffer_header), m_bytes.size() - sizeof(buffer_header)) : 0;
+  write_header(m_bytes.data(), m_bytes.size(), m_items, source, epoch, sequence, with_crc, crc, large);
   std::vector<std::byte> out;
   out.swap(m_bytes);
   m_items = 0;

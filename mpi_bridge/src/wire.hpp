@@ -110,6 +110,23 @@ void for_each_item(const std::byte* p, const buffer_header& h, F&& f) {
   }
 }
 
+// Writes one item (header, then head and body) at `at`; returns its size.
+inline std::size_t write_item(std::byte* at, handler h, const std::byte* head, std::size_t hn, const std::byte* body,
+                              std::size_t bn) noexcept {
+  const item_header ih{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(hn + bn)};
+  std::memcpy(at, &ih, sizeof ih);
+  if (hn != 0) std::memcpy(at + sizeof ih, head, hn);
+  if (bn != 0) std::memcpy(at + sizeof ih + hn, body, bn);
+  return sizeof ih + hn + bn;
+}
+
+// Writes the header of a buffer of `bytes` bytes in all (header included)
+// holding `items` items, at its start; `crc` is crc32c of the payload when
+// with_crc (computed apart: a sender computes it before taking the lock
+// under which the sequence number is given).
+void write_header(std::byte* buffer, std::size_t bytes, std::uint32_t items, std::uint32_t source,
+                  std::uint32_t epoch, std::uint64_t sequence, bool with_crc, std::uint32_t crc, bool large) noexcept;
+
 // Builds one buffer: items appended, then sealed with the header.
 class buffer_builder {
  public:
@@ -126,12 +143,9 @@ class buffer_builder {
   void append(handler h, const std::byte* payload, std::size_t n) { append(h, nullptr, 0, payload, n); }
   // One item whose payload is head then body (no copy to join them first).
   void append(handler h, const std::byte* head, std::size_t hn, const std::byte* body, std::size_t bn) {
-    const item_header ih{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(hn + bn)};
     const auto at = m_bytes.size();
-    m_bytes.resize(at + sizeof ih + hn + bn);
-    std::memcpy(m_bytes.data() + at, &ih, sizeof ih);
-    if (hn != 0) std::memcpy(m_bytes.data() + at + sizeof ih, head, hn);
-    if (bn != 0) std::memcpy(m_bytes.data() + at + sizeof ih + hn, body, bn);
+    m_bytes.resize(at + sizeof(item_header) + hn + bn);
+    write_item(m_bytes.data() + at, h, head, hn, body, bn);
     ++m_items;
   }
   // Writes the header and hands the bytes over; the builder is empty after
