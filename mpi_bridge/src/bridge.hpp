@@ -76,7 +76,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -125,6 +124,14 @@ struct outgoing {
   std::size_t size = 0;
   bool large = false;
   std::size_t capacity = 0;  // a reusable buffer's (it goes back to the bridge once sent), else 0
+};
+
+// A sealed buffer waiting on a link. Allocated before anything is changed
+// (a post that cannot have one fails with nothing counted or queued), then
+// linked without allocating.
+struct queued {
+  outgoing out;
+  std::unique_ptr<queued> next;
 };
 
 // A producer thread's buffers (see Send path above). Outboxes live as long
@@ -253,8 +260,22 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // two links' locks never share a line.
   struct alignas(128) lane {
     std::mutex m;
-    std::deque<outgoing> sealed;      // under m
+    std::unique_ptr<queued> head;     // under m: the sealed buffers, oldest first
+    queued* tail = nullptr;           // under m
     std::uint64_t next_sequence = 0;  // under m
+    void push(std::unique_ptr<queued> q) noexcept {  // under m
+      std::unique_ptr<queued>& end = tail == nullptr ? head : tail->next;
+      end = std::move(q);
+      tail = end.get();
+    }
+    std::unique_ptr<queued> pop() noexcept {  // under m
+      std::unique_ptr<queued> q = std::move(head);
+      if (q != nullptr) {
+        head = std::move(q->next);
+        if (head == nullptr) tail = nullptr;
+      }
+      return q;
+    }
     // A hint for passes, so that they take m only when a buffer waits:
     // written under m (a buffer queued, the queue emptied), read relaxed,
     // then confirmed under m.
@@ -291,9 +312,10 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   outbox& my_outbox();
   outbox& adopt_outbox();
   void open_slot(outbox& ob, int dest, std::size_t item);
-  // Under ob.lock: seals dest's open buffer and queues it on the link, then
-  // `then` (a large buffer) right after it, if given.
-  void seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, outgoing* then = nullptr);
+  // Under ob.lock: seals dest's open buffer and queues it on the link in
+  // `node`, then `then` (a large buffer's node) right after it, if given.
+  void seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, std::unique_ptr<queued> node,
+                 std::unique_ptr<queued> then = nullptr) noexcept;
   std::size_t seal_outbox(outbox& ob, bool force, clock::time_point now);
   void queue_bare(int dest, const handler* item);  // a buffer of no items (a heartbeat) or of one empty item
   void kick_sends();
@@ -353,7 +375,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // 25 ms instead of 0.5. Outbox buffers (m_slot_bytes) in m_pool; large
   // ones by capacity in m_big, k_big_bytes in all.
   std::unique_ptr<std::byte[]> take_buffer(std::size_t bytes, std::size_t* capacity);
-  void recycle(outgoing& o) noexcept;
+  void recycle(outgoing& o) noexcept;  // drops the buffer when the pool is full
   std::mutex m_pool_m;
   std::vector<std::unique_ptr<std::byte[]>> m_pool;  // under m_pool_m; at most k_pool_buffers
   std::vector<std::pair<std::size_t, std::unique_ptr<std::byte[]>>> m_big;  // under m_pool_m

@@ -247,6 +247,7 @@ session_stats bridge::stats() const {
   const auto now = clock::now();
   std::vector<std::uint64_t> items(static_cast<std::size_t>(m_size)), bytes(items.size());
   for (const outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
+    s.outboxes++;
     for (std::size_t r = 0; r < items.size(); ++r) {
       items[r] += ob->slots[r].items_sent.load(std::memory_order_relaxed);  // relaxed: counters
       bytes[r] += ob->slots[r].bytes_sent.load(std::memory_order_relaxed);

@@ -206,32 +206,43 @@ void bridge::recycle(outgoing& o) noexcept {
       m_big_bytes -= m_big.front().first;
       m_big.erase(m_big.begin());
     }
-    m_big_bytes += o.capacity;
-    m_big.emplace_back(o.capacity, std::move(o.bytes));
+    try {
+      m_big.emplace_back(o.capacity, std::move(o.bytes));
+      m_big_bytes += o.capacity;
+    } catch (const std::bad_alloc&) {  // the buffer is freed with `o`
+    }
   }
 }
 
 // Under ob.lock: dest's slot gets a buffer for its first item.
 void bridge::open_slot(outbox& ob, int dest, std::size_t item) {
   outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
-  s.buf = take_buffer(std::max(m_slot_bytes, sizeof(buffer_header) + item), &s.capacity);
+  ob.open.push_back(dest);  // may throw: nothing else changed yet
+  try {
+    s.buf = take_buffer(std::max(m_slot_bytes, sizeof(buffer_header) + item), &s.capacity);
+  } catch (...) {
+    ob.open.pop_back();
+    throw;
+  }
   s.used = sizeof(buffer_header);
   s.opened = clock::now();
-  s.open_at = static_cast<int>(ob.open.size());
-  ob.open.push_back(dest);
+  s.open_at = static_cast<int>(ob.open.size() - 1);
   ob.has_open.store(true, std::memory_order_relaxed);  // relaxed: a hint (see outbox)
 }
 
-void bridge::seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, outgoing* then) {
+void bridge::seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, std::unique_ptr<queued> node,
+                       std::unique_ptr<queued> then) noexcept {
   outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
-  outgoing o{std::move(s.buf), s.used, false, s.capacity};
+  node->out = outgoing{std::move(s.buf), s.used, false, s.capacity};
+  outgoing& o = node->out;
   const std::uint32_t items = s.items;
   // The CRCs before the link's mutex: they cover payloads only.
   const std::uint32_t crc = m_cfg.crc ? crc32c(o.bytes.get() + sizeof(buffer_header), o.size - sizeof(buffer_header))
                                       : 0;
   const std::uint32_t then_crc =
-      then != nullptr && m_cfg.crc ? crc32c(then->bytes.get() + sizeof(buffer_header), then->size - sizeof(buffer_header))
-                                   : 0;
+      then != nullptr && m_cfg.crc
+          ? crc32c(then->out.bytes.get() + sizeof(buffer_header), then->out.size - sizeof(buffer_header))
+          : 0;
   s.used = 0;
   s.capacity = 0;
   s.items = 0;
@@ -247,13 +258,13 @@ void bridge::seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, 
   const auto rank = static_cast<std::uint32_t>(m_rank);
   write_header(o.bytes.get(), o.size, items, rank, stamp_epoch(), l.next_sequence++, m_cfg.crc, crc, false);
   m_pending_bytes.fetch_add(o.size, std::memory_order_relaxed);
-  l.sealed.push_back(std::move(o));
+  l.push(std::move(node));
   l.st.*reason += 1;
   if (then != nullptr) {
-    write_header(then->bytes.get(), then->size, 1, rank, stamp_epoch(), l.next_sequence++, m_cfg.crc, then_crc,
-                 true);
-    m_pending_bytes.fetch_add(then->size, std::memory_order_relaxed);
-    l.sealed.push_back(std::move(*then));
+    outgoing& b = then->out;
+    write_header(b.bytes.get(), b.size, 1, rank, stamp_epoch(), l.next_sequence++, m_cfg.crc, then_crc, true);
+    m_pending_bytes.fetch_add(b.size, std::memory_order_relaxed);
+    l.push(std::move(then));
     l.st.large_sent++;
   }
   l.has_sealed.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
@@ -263,15 +274,17 @@ void bridge::seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, 
 // without payload (the goodbye). It takes the link's next sequence number.
 void bridge::queue_bare(int dest, const handler* item) {
   const std::size_t size = sizeof(buffer_header) + (item != nullptr ? sizeof(item_header) : 0);
-  outgoing o{std::unique_ptr<std::byte[]>(new std::byte[size]), size, false};
-  if (item != nullptr) write_item(o.bytes.get() + sizeof(buffer_header), *item, nullptr, 0, nullptr, 0);
-  const std::uint32_t crc = m_cfg.crc ? crc32c(o.bytes.get() + sizeof(buffer_header), size - sizeof(buffer_header)) : 0;
+  auto q = std::make_unique<queued>();
+  q->out = outgoing{std::unique_ptr<std::byte[]>(new std::byte[size]), size, false};
+  std::byte* p = q->out.bytes.get();
+  if (item != nullptr) write_item(p + sizeof(buffer_header), *item, nullptr, 0, nullptr, 0);
+  const std::uint32_t crc = m_cfg.crc ? crc32c(p + sizeof(buffer_header), size - sizeof(buffer_header)) : 0;
   lane& l = *m_lanes[static_cast<std::size_t>(dest)];
   std::lock_guard lock(l.m);
-  write_header(o.bytes.get(), size, item != nullptr ? 1 : 0, static_cast<std::uint32_t>(m_rank), stamp_epoch(),
+  write_header(p, size, item != nullptr ? 1 : 0, static_cast<std::uint32_t>(m_rank), stamp_epoch(),
                l.next_sequence++, m_cfg.crc, crc, false);
   m_pending_bytes.fetch_add(size, std::memory_order_relaxed);
-  l.sealed.push_back(std::move(o));
+  l.push(std::move(q));
   l.has_sealed.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
 }
 
@@ -316,43 +329,56 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
   }
   outbox& ob = my_outbox();
   const std::size_t item = sizeof(item_header) + n;
-  bool queued = false, opened = false;
+  const bool large = sizeof(buffer_header) + item > m_cfg.buffer_bytes;
+  // Everything that allocates comes before the item is counted or written:
+  // a post that throws (bad_alloc) leaves no trace (a counted item that is
+  // never sent would hold wait_quiescent forever).
+  std::unique_ptr<queued> big;
+  if (large) {
+    big = std::make_unique<queued>();
+    big->out.size = sizeof(buffer_header) + item;
+    big->out.large = true;
+    big->out.bytes = take_buffer(big->out.size, &big->out.capacity);
+    write_item(big->out.bytes.get() + sizeof(buffer_header), h, head, hn, body, bn);
+  }
+  bool queued_one = false, opened = false;
   {
     ob.lock.lock();
     std::lock_guard lock(ob.lock, std::adopt_lock);
     outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
-    // Counted before the item can be sealed, sent or processed anywhere
-    // (quiescence.hpp); only this thread writes these.
+    // In the open buffer: the item, or (large path) its notice.
+    const std::size_t here = large ? sizeof(item_header) : item;
+    if (s.items != 0 && s.used + here > s.capacity) {
+      seal_slot(ob, dest, &peer_stats::flush_full, std::make_unique<queued>());
+      queued_one = true;
+    }
+    // The nodes this post will queue, before anything is written.
+    const bool latency = m_cfg.mode == send_mode::latency && !large &&
+                         l.in_flight_hint.load(std::memory_order_relaxed) == 0 &&
+                         !l.has_sealed.load(std::memory_order_relaxed);
+    std::unique_ptr<queued> node = large || latency ? std::make_unique<queued>() : nullptr;
+    if (s.items == 0) {
+      open_slot(ob, dest, here);
+      opened = true;
+    }
+    // Nothing below allocates. Counted before the item can be sealed, sent
+    // or processed anywhere (quiescence.hpp); only this thread writes these.
     ob.posts.store(ob.posts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.items_sent.store(s.items_sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.bytes_sent.store(s.bytes_sent.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    if (sizeof(buffer_header) + item > m_cfg.buffer_bytes) {
-      // The large path: a notice as this thread's next item to dest, then
-      // the item alone in a buffer queued right after the notice's.
-      if (s.items != 0 && s.used + sizeof(item_header) > s.capacity) seal_slot(ob, dest, &peer_stats::flush_full);
-      if (s.items == 0) open_slot(ob, dest, sizeof(item_header));
+    if (large) {
+      // The notice as this thread's next item to dest, the item alone in a
+      // buffer queued right after the notice's.
       s.used += write_item(s.buf.get() + s.used, handler::large_notice, nullptr, 0, nullptr, 0);
       s.items++;
-      outgoing big{nullptr, sizeof(buffer_header) + item, true};
-      big.bytes = take_buffer(big.size, &big.capacity);
-      write_item(big.bytes.get() + sizeof(buffer_header), h, head, hn, body, bn);
-      seal_slot(ob, dest, &peer_stats::flush_full, &big);
-      queued = true;
+      seal_slot(ob, dest, &peer_stats::flush_full, std::move(node), std::move(big));
+      queued_one = true;
     } else {
-      if (s.items != 0 && s.used + item > s.capacity) {
-        seal_slot(ob, dest, &peer_stats::flush_full);
-        queued = true;
-      }
-      if (s.items == 0) {
-        open_slot(ob, dest, item);
-        opened = true;
-      }
       s.used += write_item(s.buf.get() + s.used, h, head, hn, body, bn);
       s.items++;
-      if (m_cfg.mode == send_mode::latency && l.in_flight_hint.load(std::memory_order_relaxed) == 0 &&
-          !l.has_sealed.load(std::memory_order_relaxed)) {
-        seal_slot(ob, dest, &peer_stats::flush_latency);  // the link is idle: this item goes now
-        queued = true;
+      if (latency) {
+        seal_slot(ob, dest, &peer_stats::flush_latency, std::move(node));  // the link is idle: this item goes now
+        queued_one = true;
       }
     }
     if (ob.open.empty()) ob.has_open.store(false, std::memory_order_relaxed);  // relaxed: a hint (see outbox)
@@ -361,7 +387,7 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     m_owner_posted = true;  // the owner itself, in an inline handler: sent at the end of this pass
     return;
   }
-  if (queued && t_serialized != this) {
+  if (queued_one && t_serialized != this) {
     kick_sends();
   } else if (opened) {
     // seq_cst: the hint before the load (see Wake-ups in bridge.hpp).
@@ -458,7 +484,13 @@ std::size_t bridge::seal_outbox(outbox& ob, bool force, clock::time_point now) {
       ++i;
       continue;
     }
-    seal_slot(ob, d, reason);  // takes ob.open[i] out (the last one moves there)
+    std::unique_ptr<queued> node;
+    try {
+      node = std::make_unique<queued>();
+    } catch (const std::bad_alloc&) {
+      break;  // out of memory: the next look (or wave) tries again
+    }
+    seal_slot(ob, d, reason, std::move(node));  // takes ob.open[i] out (the last one moves there)
     ++n;
   }
   ob.has_open.store(!ob.open.empty(), std::memory_order_relaxed);  // relaxed: a hint (see outbox)
@@ -501,10 +533,10 @@ std::size_t bridge::start_sends(bool block) {
         } else if (!lock.try_lock()) {
           break;  // a producer holds it to queue a buffer; the next pass takes both
         }
-        if (l.sealed.empty()) break;
-        o = std::move(l.sealed.front());
-        l.sealed.pop_front();
-        if (l.sealed.empty()) l.has_sealed.store(false, std::memory_order_relaxed);  // relaxed: a hint
+        std::unique_ptr<queued> q = l.pop();
+        if (q == nullptr) break;
+        o = std::move(q->out);
+        if (l.head == nullptr) l.has_sealed.store(false, std::memory_order_relaxed);  // relaxed: a hint
         l.st.buffers_sent++;
       }
       send_slot* slot = nullptr;

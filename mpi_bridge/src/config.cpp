@@ -223,6 +223,7 @@ std::string session_stats::to_json() const {
   j["tasks_run"] = tasks_run;
   j["actor_messages"] = actor_messages;
   j["producer_waits"] = producer_waits;
+  j["outboxes"] = outboxes;
   return j.dump();
 }
 

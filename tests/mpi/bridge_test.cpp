@@ -252,6 +252,52 @@ TEST(Delivery, ExactlyOnceWithSequenceNumbersAndAChecksum) {
   g_seen = nullptr;
 }
 
+// Threads that post and end without a flush, three generations of them:
+// what they left in their outboxes is sent (a later thread takes an ended
+// one's outbox over), every post arrives exactly once.
+TEST(Delivery, ThreadsThatEndLeaveNothingBehind) {
+  const int n = g_mpi->size(), me = g_mpi->rank();
+  constexpr std::size_t rounds = 3, threads = 4, per = 5000;  // per: some of a buffer, not a whole one
+  g_per_rank = rounds * threads * per;
+  std::vector<std::atomic<std::uint8_t>> seen(g_per_rank * static_cast<std::size_t>(n));
+  g_seen = &seen;
+  g_checksum = 0;
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });
+  const auto dest_of = [n](int src, std::uint64_t seq) {
+    return static_cast<int>((seq * 40503u + static_cast<std::uint64_t>(src) + 1) % static_cast<std::uint64_t>(n));
+  };
+  std::atomic<std::uint64_t> sent_sum{0};
+  const std::uint64_t outboxes_before = g_mpi->stats().outboxes;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    std::vector<std::thread> ts;
+    for (std::size_t t = 0; t < threads; ++t) {
+      ts.emplace_back([&, base = (r * threads + t) * per] {
+        std::uint64_t sum = 0;
+        for (std::uint64_t seq = base; seq < base + per; ++seq) {
+          const std::uint64_t value = seq * 7 + static_cast<std::uint64_t>(me);
+          sum += value;
+          g_mpi->post_at(dest_of(me, seq), deliver, me, seq, value);
+        }
+        sent_sum.fetch_add(sum, std::memory_order_relaxed);
+      });
+    }
+    for (auto& t : ts) t.join();
+  }
+  g_mpi->wait_quiescent();
+  std::size_t wrong = 0;
+  for (int src = 0; src < n; ++src) {
+    for (std::uint64_t seq = 0; seq < g_per_rank; ++seq) {
+      const unsigned want = dest_of(src, seq) == me ? 1 : 0;
+      wrong += seen[static_cast<std::size_t>(src) * g_per_rank + seq].load() != want;
+    }
+  }
+  EXPECT_EQ(wrong, 0u) << "posts from ended threads seen other than exactly once";
+  // Each generation took the outboxes of the one before: at most `threads` new ones.
+  EXPECT_LE(g_mpi->stats().outboxes, outboxes_before + threads);
+  EXPECT_EQ(allreduce_sum(g_checksum.load()), allreduce_sum(sent_sum.load()));
+  g_seen = nullptr;
+}
+
 // A YGM-style histogram: inline updates to bins on random ranks, each
 // counted exactly once, none run as a task.
 TEST(Inline, HandlersRunOnTheOwnerExactlyOnce) {
