@@ -32,7 +32,8 @@ bridge::bridge(runtime& rt, const config& c, const init& how) : m_rt(rt), m_cfg(
     // An outbox buffer: a whole buffer up to 64 peers at the default size,
     // smaller beyond (4 MiB per outbox in all), never under 4 KiB.
     const std::size_t peers = static_cast<std::size_t>(std::max(m_size - 1, 1));
-    m_slot_bytes = std::min(m_cfg.buffer_bytes, std::max<std::size_t>(std::size_t{4} << 10, (std::size_t{4} << 20) / peers));
+    m_slot_bytes =
+        std::min(m_cfg.buffer_bytes, std::max<std::size_t>(std::size_t{4} << 10, (std::size_t{4} << 20) / peers));
     m_pool.reserve(k_pool_buffers);  // recycle() then never allocates for them
     m_id = new_bridge_id();
     m_in.resize(static_cast<std::size_t>(m_size));

@@ -317,8 +317,8 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     // An inline handler posting from inside a pass cannot wait for that
     // pass to drain: it goes over the cap (by what one buffer dispatches);
     // nor can a post inside serialized(), which holds the owner back.
-    while (!in_pass_here() && t_serialized != this && m_pending_bytes.load(std::memory_order_relaxed) > m_cfg.max_pending_bytes &&
-           !m_stop.load()) {
+    while (!in_pass_here() && t_serialized != this &&
+           m_pending_bytes.load(std::memory_order_relaxed) > m_cfg.max_pending_bytes && !m_stop.load()) {
       if (owner) {
         pass();
       } else {
@@ -389,7 +389,7 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
   }
   if (queued_one && t_serialized != this) {
     kick_sends();
-  } else if (opened) {
+  } else if (queued_one || opened) {
     // seq_cst: the hint before the load (see Wake-ups in bridge.hpp).
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (m_sleeping.load(std::memory_order_relaxed)) wake_owner();

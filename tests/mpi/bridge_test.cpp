@@ -221,6 +221,21 @@ TEST(Remote, LargePayloadsTakeTheLargePathAndStayInOrder) {
   EXPECT_EQ(g_mpi->stats().peers[static_cast<std::size_t>(peer)].large_sent, before + (asker == peer ? 4 : 2));
 }
 
+// The posts of every rank (g_per_rank each, seq to dest_of(source, seq))
+// seen here other than exactly once when this rank is their destination.
+template <class DestOf>
+std::size_t misdelivered(const std::vector<std::atomic<std::uint8_t>>& seen, DestOf dest_of) {
+  const int me = g_mpi->rank();
+  std::size_t wrong = 0;
+  for (int src = 0; src < g_mpi->size(); ++src) {
+    for (std::uint64_t seq = 0; seq < g_per_rank; ++seq) {
+      const unsigned want = dest_of(src, seq) == me ? 1 : 0;
+      wrong += seen[static_cast<std::size_t>(src) * g_per_rank + seq].load() != want;
+    }
+  }
+  return wrong;
+}
+
 // Every post arrives exactly once; the checksums agree.
 TEST(Delivery, ExactlyOnceWithSequenceNumbersAndAChecksum) {
   const int n = g_mpi->size(), me = g_mpi->rank();
@@ -240,13 +255,7 @@ TEST(Delivery, ExactlyOnceWithSequenceNumbersAndAChecksum) {
     g_mpi->post_at(dest_of(me, seq), deliver, me, seq, value);
   }
   g_mpi->wait_quiescent();
-  std::size_t wrong = 0;
-  for (int src = 0; src < n; ++src) {
-    for (std::uint64_t seq = 0; seq < g_per_rank; ++seq) {
-      const unsigned want = dest_of(src, seq) == me ? 1 : 0;
-      wrong += seen[static_cast<std::size_t>(src) * g_per_rank + seq].load() != want;
-    }
-  }
+  const std::size_t wrong = misdelivered(seen, dest_of);
   EXPECT_EQ(wrong, 0u) << "posts seen other than exactly once at their destination";
   EXPECT_EQ(allreduce_sum(g_checksum.load()), allreduce_sum(sent_sum));
   g_seen = nullptr;
@@ -284,13 +293,7 @@ TEST(Delivery, ThreadsThatEndLeaveNothingBehind) {
     for (auto& t : ts) t.join();
   }
   g_mpi->wait_quiescent();
-  std::size_t wrong = 0;
-  for (int src = 0; src < n; ++src) {
-    for (std::uint64_t seq = 0; seq < g_per_rank; ++seq) {
-      const unsigned want = dest_of(src, seq) == me ? 1 : 0;
-      wrong += seen[static_cast<std::size_t>(src) * g_per_rank + seq].load() != want;
-    }
-  }
+  const std::size_t wrong = misdelivered(seen, dest_of);
   EXPECT_EQ(wrong, 0u) << "posts from ended threads seen other than exactly once";
   // Each generation took the outboxes of the one before: at most `threads` new ones.
   EXPECT_LE(g_mpi->stats().outboxes, outboxes_before + threads);
