@@ -2,6 +2,9 @@
 // and counters (design in access_system.hpp).
 #include "access_system.hpp"
 
+#include <limits>
+#include <string>
+
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/stats.hpp>
 
@@ -51,13 +54,59 @@ void access_system::add_stats(runtime_stats& s) const {
 resource runtime::make_resource() {
   auto& d = detail::subsystem_of<detail::access_system>(*m_core);
   std::lock_guard lock(d.create_mutex);
+  if (!d.free.empty()) {
+    // A released state: idle since its release (release_resource checked),
+    // its queue in `waiting` kept for its id.
+    detail::resource_state* s = d.free.back();
+    d.free.pop_back();
+    s->front_runs.store(0, std::memory_order_relaxed);
+    return resource(s, s->id, m_core.get(), s->generation.load(std::memory_order_relaxed));
+  }
+  if (d.resources.size() >= std::numeric_limits<std::uint32_t>::max() - 1) {
+    throw usage_error("strata::runtime::make_resource: 2^32 - 2 resources exist; release_resource the unused ones");
+  }
   auto& s = d.resources.emplace_back();
   s.id = static_cast<std::uint32_t>(d.resources.size());
   s.owner = m_core.get();
   s.sys = &d;
   std::lock_guard queues(d.mutex);  // the dispatcher reads `waiting` under it
-  d.waiting.emplace_back();
+  try {
+    d.waiting.emplace_back();
+  } catch (...) {
+    d.resources.pop_back();
+    throw;
+  }
   return resource(&s, s.id, m_core.get());
+}
+
+void runtime::release_resource(resource r) {
+  auto fail = [&](const std::string& why) {
+    throw usage_error("strata::runtime::release_resource: " + why);
+  };
+  if (!r.valid()) fail("the resource is empty (default-constructed)");
+  if (r.owner() != m_core.get()) fail("resource " + std::to_string(r.id()) + " belongs to another runtime");
+  auto& d = detail::subsystem_of<detail::access_system>(*m_core);
+  std::lock_guard lock(d.create_mutex);
+  detail::resource_state& s = *r.state();
+  if (s.generation.load(std::memory_order_relaxed) != r.generation()) {
+    fail("resource " + std::to_string(r.id()) + " was released already (this handle is stale)");
+  }
+  d.free.reserve(d.free.size() + 1);  // may throw: nothing changed yet
+  {
+    std::lock_guard queues(d.mutex);
+    // seq_cst: as the releasers' reads of the word and `waiters`.
+    const std::uint32_t w = s.word.load();
+    const bool busy = (w & (detail::lock_word::k_write | detail::lock_word::k_readers_mask |
+                            detail::lock_word::k_ticket_mask)) != 0 ||
+                      s.waiters.load() != 0 || !d.waiting[s.id - 1].empty();
+    if (busy) {
+      fail("resource " + std::to_string(r.id()) +
+           " is held or awaited by a task; accepted: a resource whose tasks have finished (wait on their "
+           "futures, wait_idle() or the dataflow graph's wait() first)");
+    }
+    s.generation.store(s.generation.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  d.free.push_back(&s);
 }
 
 }  // namespace strata

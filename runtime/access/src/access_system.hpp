@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include <strata/access/resource.hpp>
 #include <strata/runtime/ext/subsystem.hpp>
@@ -57,8 +58,13 @@ class access_system final : public subsystem {
   runtime_core& core;
 
   // Resources: created under create_mutex, never freed before the runtime.
+  // A released one (release_resource) waits in `free` for make_resource to
+  // hand its state out again under a new generation: states are reused,
+  // never freed, so a handle used after its release can at worst exclude
+  // tasks of the resource that reuses its state, never touch freed memory.
   std::mutex create_mutex;
   std::deque<resource_state> resources;
+  std::vector<resource_state*> free;
 
   // The dispatcher role, guarded by `mutex`: each blocked request waits in
   // the queue of the resource whose lock refused it (waiting[id - 1]).

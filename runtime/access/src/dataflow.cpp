@@ -37,6 +37,10 @@ void dataflow_graph::task(const std::vector<dependence>& deps, std::function<voi
     if (s->owner != &m_rt.core()) {
       throw usage_error("strata::dataflow_graph::task: resource " + std::to_string(s->id) + " belongs to another runtime");
     }
+    if (s->generation.load(std::memory_order_relaxed) != deps[i].res.generation()) {
+      throw usage_error("strata::dataflow_graph::task: resource " + std::to_string(s->id) +
+                        " was released (runtime::release_resource); this handle is stale");
+    }
     for (std::size_t j = 0; j < i; ++j) {
       if (deps[j].res == deps[i].res) {
         throw usage_error("strata::dataflow_graph::task: resource " + std::to_string(s->id) +

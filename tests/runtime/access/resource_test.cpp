@@ -587,4 +587,72 @@ TEST(LockMode, BadUseIsAClearError) {
   EXPECT_EQ(rt.submit_with_access({strata::write(a)}, [] { return 5; }).get(), 5) << "still works";
 }
 
+TEST(LockMode, ReleasedResourcesAreReusedSoMakingThemAsYouGoStaysFlat) {
+  strata::runtime rt(strata::test::workers(2));
+  const auto first = rt.make_resource();
+  rt.release_resource(first);
+  std::uint32_t max_id = 0;
+  long total = 0;
+  // 10^4 make/use/release cycles, two resources alive at a time.
+  for (int i = 0; i < 10'000; ++i) {
+    auto a = rt.make_resource(), b = rt.make_resource();
+    max_id = std::max({max_id, a.id(), b.id()});
+    rt.submit_with_access({strata::write(a), strata::read(b)}, [&total] { ++total; }).get();
+    strata::dataflow_graph g{rt};
+    g.task({strata::inout(a)}, [&total] { ++total; });
+    g.wait();
+    rt.release_resource(a);
+    rt.release_resource(b);
+  }
+  EXPECT_EQ(total, 20'000);
+  EXPECT_LE(max_id, 2u) << "released states were not reused";
+  // The first resource's state has been reused 10^4 times: its handle is stale.
+  auto c = rt.make_resource();
+  EXPECT_LE(c.id(), 2u);
+  strata::dataflow_graph g{rt};
+  EXPECT_THROW(g.task({strata::in(first)}, [] {}), strata::usage_error);
+  g.task({strata::in(c)}, [&total] { ++total; });
+  g.wait();
+  EXPECT_EQ(total, 20'001);
+}
+
+TEST(LockMode, ReleasingAHeldAwaitedOrReleasedResourceIsAClearError) {
+  strata::runtime rt(strata::test::workers(2));
+  strata::runtime other(strata::test::workers(1));
+  auto expect_usage = [](auto&& f, const std::string& text) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const strata::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  auto a = rt.make_resource();
+  std::atomic<bool> started{false}, go{false};
+  auto holder = rt.submit_with_access({strata::write(a)}, [&] {
+    started = true;
+    while (!go.load()) std::this_thread::yield();
+  });
+  ASSERT_TRUE(eventually([&] { return started.load(); }));
+  expect_usage([&] { rt.release_resource(a); }, "is held or awaited by a task");
+  // A second writer from outside waits in the dispatcher's queue.
+  auto waiter = rt.submit_with_access({strata::write(a)}, [] { return 7; });
+  ASSERT_TRUE(eventually([&] { return blocked_on(a) == 1; }));
+  go = true;
+  holder.get();
+  EXPECT_EQ(waiter.get(), 7);
+  rt.wait_idle();
+  rt.release_resource(a);
+  expect_usage([&] { rt.release_resource(a); }, "released already");
+  auto reused = rt.make_resource();
+  ASSERT_EQ(reused.state(), a.state()) << "the only free state is reused";
+  expect_usage([&] { rt.release_resource(a); }, "released already");
+  strata::dataflow_graph g{rt};
+  expect_usage([&] { g.task({strata::in(a)}, [] {}); }, "this handle is stale");
+  expect_usage([&] { rt.release_resource(strata::resource{}); }, "empty");
+  expect_usage([&] { rt.release_resource(other.make_resource()); }, "belongs to another runtime");
+  EXPECT_EQ(rt.submit_with_access({strata::write(reused)}, [] { return 5; }).get(), 5) << "still works";
+  rt.release_resource(reused);
+}
+
 }  // namespace

@@ -4,6 +4,7 @@
 //   rt.submit_with_access({strata::read(a), strata::write(b)}, fn);              // lock mode
 //   rt.submit_with_access({strata::write(b)}, fn, strata::priority{10});
 //   rt.spawn_with_access({strata::write(a), strata::write(b)}, fn);           // detached
+//   rt.release_resource(b);   // once its tasks finished: make_resource reuses its state
 //
 // Lock mode: each resource is one 32-bit atomic word (ext/lock_word.hpp:
 // write bit, reader count, holder worker, ticket of a waiting writer). A

@@ -139,6 +139,14 @@ class runtime {
   // future; spawn_with_access is detached (as spawn: wait_idle waits for it;
   // an exception is counted in stats and reported once).
   resource make_resource();
+  // Gives a resource back once its tasks have finished (usage_error when a
+  // task holds or waits for it, or when it was released already). Its state
+  // is reused by a later make_resource, so a program that makes resources
+  // as it goes keeps its memory flat. A copy of the handle kept after the
+  // release is stale: a dataflow task naming it is refused; in a lock-mode
+  // list it is not checked (submissions never read the state) and at worst
+  // excludes tasks of the resource that reuses the state.
+  void release_resource(resource r);
   template <class F>
   auto submit_with_access(std::initializer_list<access> list, F&& f)
       -> future<std::invoke_result_t<std::decay_t<F>&>>;

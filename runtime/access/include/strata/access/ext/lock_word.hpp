@@ -28,6 +28,10 @@ struct alignas(64) resource_state {
   // dispatcher's mutex, read (seq_cst) by releasers after their release.
   std::atomic<std::uint32_t> waiters{0};
   std::uint32_t id = 0;
+  // Bumped by each release (runtime::release_resource): a handle whose
+  // generation differs is stale. Written under the access system's
+  // create_mutex; read relaxed where a handle is checked.
+  std::atomic<std::uint32_t> generation{0};
   const runtime_core* owner = nullptr;
   access_system* sys = nullptr;  // the lock-mode state of the owner runtime
 };
