@@ -6,6 +6,7 @@
 #include <strata/actors/actor.hpp>
 #include <strata/runtime/runtime.hpp>
 #include <strata/runtime/stats.hpp>
+#include <strata/runtime/ext/submit.hpp>
 #include <strata/runtime/task_group.hpp>
 
 #include "actor_worker.hpp"
@@ -116,10 +117,11 @@ void send_message(actor_system& sys, task* t) {
   if (a.rank() != sys.rank || a.worker() >= rt.workers.size()) {
     const std::string who = a.to_string();
     if (t->destroy != nullptr) t->destroy(t);
-    if (t->home == k_no_home) {
-      delete t;
+    worker* w = current_worker();
+    if (w != nullptr && w->rt == &rt) {
+      free_frame(*w, t);
     } else {
-      free_frame(*current_worker(), t);
+      discard_external_frame(rt, t);  // make_message's, off the workers
     }
     throw usage_error("strata: " + who + " is not an actor of this runtime (rank " + std::to_string(sys.rank) + ", " +
                       std::to_string(rt.workers.size()) + " workers)");

@@ -117,6 +117,13 @@ task* external_frame(runtime_core& rt) {
   return t;
 }
 
+task* external_routed_frame(runtime_core& rt) {
+  if (external_lane* l = caller_lane(rt)) return l->pool.allocate();
+  task* t = new task{};
+  t->home = k_no_home;
+  return t;
+}
+
 void discard_external_frame(runtime_core& rt, task* t) noexcept {
   if (t->home == k_no_home) {
     delete t;

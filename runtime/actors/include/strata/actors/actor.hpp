@@ -58,6 +58,7 @@
 #include <strata/runtime/error.hpp>
 #include <strata/runtime/ext/core.hpp>
 #include <strata/runtime/ext/spawn.hpp>
+#include <strata/runtime/ext/submit.hpp>
 #include <strata/runtime/ext/task.hpp>
 #include <strata/runtime/future.hpp>
 #include <strata/runtime/runtime.hpp>
@@ -188,24 +189,26 @@ void fill_message(task* t, actor_address to, F&& f) {
 }
 
 // A message frame: from the calling worker's pool on a worker of the
-// system's runtime, else from the heap.
+// system's runtime, else from the calling thread's lane pool or the heap
+// (external_routed_frame).
 template <class F>
 task* make_message(actor_system& sys, actor_address to, F&& f) {
   worker* w = current_worker();
-  task* t = frame_for(sys.core, w);
+  const bool on_worker = w != nullptr && w->rt == &sys.core;
+  task* t = on_worker ? spawn_frame(*w) : external_routed_frame(sys.core);
   try {
     fill_message(t, to, std::forward<F>(f));
   } catch (...) {
     // The message's move threw: the frame goes back, the exception to the sender.
-    if (t->home == k_no_home) {
-      delete t;
-    } else {
+    if (on_worker) {
       w->pool.free_local(t);
+    } else {
+      discard_external_frame(sys.core, t);
     }
     throw;
   }
   if constexpr (k_boxed<F>) {
-    if (t->home != k_no_home) w->counters.boxed.add();
+    if (on_worker) w->counters.boxed.add();
   }
   return t;
 }
