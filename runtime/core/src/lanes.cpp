@@ -77,12 +77,10 @@ external_lane* take_lane(runtime_core& rt) {
   throw runtime_error("strata: the runtime is shutting down or shut down; it takes no new tasks");
 }
 
-}  // namespace
-
-external_lane* caller_lane(runtime_core& rt) {
+// The calling thread's lane of rt, whatever the policy (taken on first use,
+// then cached); nullptr when none is free.
+external_lane* thread_lane(runtime_core& rt) {
   if (t_last_id == rt.id) return t_last_lane;
-  if (rt.deterministic) return nullptr;  // one fixed schedule: the injector path, as before lanes
-  if (!rt.steals) return nullptr;        // pinned_mpsc, hybrid: submissions go round robin (policy.cpp)
   external_lane* found = nullptr;
   bool known = false;
   auto& entries = t_lanes.entries;
@@ -107,6 +105,14 @@ external_lane* caller_lane(runtime_core& rt) {
   return found;
 }
 
+}  // namespace
+
+external_lane* caller_lane(runtime_core& rt) {
+  if (rt.deterministic) return nullptr;  // one fixed schedule: the injector path, as before lanes
+  if (!rt.steals) return nullptr;        // pinned_mpsc, hybrid: submissions go round robin (policy.cpp)
+  return thread_lane(rt);
+}
+
 task* external_frame(runtime_core& rt) {
   if (external_lane* l = caller_lane(rt)) {
     l->deque.reserve_one();  // as spawn_frame: submit_on_lane's push cannot fail
@@ -118,7 +124,11 @@ task* external_frame(runtime_core& rt) {
 }
 
 task* external_routed_frame(runtime_core& rt) {
-  if (external_lane* l = caller_lane(rt)) return l->pool.allocate();
+  // Under every policy: the frame goes to an inbox, never to the lane's
+  // deque, so a lane that workers do not scan (pinned_mpsc, hybrid) still
+  // lends its pool. Not under deterministic_seed, which keeps the heap.
+  external_lane* l = rt.deterministic ? nullptr : thread_lane(rt);
+  if (l != nullptr) return l->pool.allocate();
   task* t = new task{};
   t->home = k_no_home;
   return t;

@@ -89,8 +89,10 @@ struct external_lane {
   std::shared_ptr<lane_claim> claim = std::make_shared<lane_claim>();
 };
 
-// The calling thread's lane of rt (taken on first use), or nullptr: no lane
-// free, or a runtime that keeps the injector path (deterministic_seed).
+// The calling thread's lane of rt for its submissions (taken on first use),
+// or nullptr: no lane free, a runtime that keeps the injector path
+// (deterministic_seed), or one whose workers never look at lanes
+// (pinned_mpsc, hybrid: submissions go round robin).
 external_lane* caller_lane(runtime_core& rt);
 
 // Pushes frame t (from the lane's pool or the heap) on the caller's lane and

@@ -19,12 +19,12 @@ namespace strata::detail {
 // (src/lanes.hpp), or from the heap (home = k_no_home).
 task* external_frame(runtime_core& rt);
 // A frame for a routed frame (an actor message) that the calling thread,
-// outside rt's workers, sends to a worker's inbox: from its lane's pool as
-// external_frame (a main thread's sends and the MPI bridge's deliveries
-// then reuse frames the workers hand back, instead of a malloc here and a
-// free on the worker per message), without reserving room on the lane's
-// deque (the frame never goes there). Given back, unsent, with
-// discard_external_frame.
+// outside rt's workers, sends to a worker's inbox: from its lane's pool, as
+// external_frame but under every policy except deterministic_seed (a main
+// thread's sends and the MPI bridge's deliveries then reuse frames the
+// workers hand back, instead of a malloc here and a free on the worker per
+// message), without reserving room on the lane's deque (the frame never
+// goes there). Given back, unsent, with discard_external_frame.
 task* external_routed_frame(runtime_core& rt);
 // Gives back a frame from external_frame that was never submitted (its
 // callable already destroyed or never built), on the thread that took it.
