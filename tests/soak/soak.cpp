@@ -279,8 +279,8 @@ int main(int argc, char** argv) {
       ok = false;
     }
     std::printf("soak: rank %d: %llu rounds in %.0f s (%llu actor messages, %llu migrations, %llu remote tasks, "
-                "%llu posts received), counts %s; after warm-up rss %ld -> %ld -> %ld KiB (in huge pages %ld -> %ld -> %ld), fds %d -> %d, "
-                "threads %d -> %d: %s\n",
+                "%llu posts received), counts %s; after warm-up rss %ld -> %ld -> %ld KiB "
+                "(in huge pages %ld -> %ld -> %ld), fds %d -> %d, threads %d -> %d: %s\n",
                 mpi.rank(), static_cast<unsigned long long>(rounds), seconds,
                 static_cast<unsigned long long>(std::accumulate(sent.begin(), sent.end(), std::uint64_t{0})),
                 static_cast<unsigned long long>(migrations), static_cast<unsigned long long>(rounds * 50),

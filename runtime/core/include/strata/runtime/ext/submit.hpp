@@ -26,8 +26,9 @@ task* external_frame(runtime_core& rt);
 // message), without reserving room on the lane's deque (the frame never
 // goes there). Given back, unsent, with discard_external_frame.
 task* external_routed_frame(runtime_core& rt);
-// Gives back a frame from external_frame that was never submitted (its
-// callable already destroyed or never built), on the thread that took it.
+// Gives back a frame from external_frame or external_routed_frame that was
+// never submitted or sent (its callable already destroyed or never built),
+// on the thread that took it.
 void discard_external_frame(runtime_core& rt, task* t) noexcept;
 
 // Hands a task created outside the runtime's workers to the calling
