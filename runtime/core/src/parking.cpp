@@ -43,6 +43,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <strata/runtime/ext/assert.hpp>
@@ -54,12 +55,34 @@ namespace {
 
 constexpr int k_spin_rounds = 2000;  // steal sweeps before parking
 
-// Before the spin cap: a few microseconds on the worker's own sources only,
-// touching no other worker's lines. An actor conversation across workers
-// gets its reply within that time; without it the worker that just sent
-// would park at once whenever the other one was spinning, and every message
-// would pay a futex wake.
-constexpr int k_local_spin_rounds = 256;
+// Before the spin cap: up to k_local_spin_max rounds (a few microseconds)
+// on the worker's own sources only, touching no other worker's lines. An
+// actor conversation across workers gets its reply within that time;
+// without it the worker that just sent would park at once whenever the
+// other one was spinning, and every message would pay a futex wake.
+//
+// The length adapts, as an adaptive mutex's spin does, but only to work
+// that comes from outside the workers. A worker whose idle wait is a work
+// source's (an event loop) and whose work comes from the kernel far apart
+// (requests a millisecond apart, their timers) would burn the whole spin on
+// every idle phase, and on a machine it shares with other processes (the
+// load generator, the clients) take the core from them. So
+// (adapt_local_spin):
+// - a local spin that finds work doubles the limit, up to the maximum;
+// - a park that a waker ended (a worker or a submitting thread claimed it:
+//   work of the runtime's own), or that was cancelled, restores the
+//   maximum. Such work is what the spin is for, and how soon it came is not
+//   known here (the futex wake-up's latency is in the park);
+// - a park that the idle wait ended on its own (a descriptor or a timer
+//   became ready) doubles the limit if it lasted less than
+//   k_short_park_factor full-length spins (estimated from this spin; the
+//   factor leaves room for the wake-up's latency), and halves it
+//   otherwise, down to k_local_spin_min. Doubling, not the maximum: events
+//   that come at random times are sometimes close together, and one close
+//   pair should not buy the next several idle phases a full spin.
+// So the runtime's own conversations keep the full spin, and an event loop
+// serving requests a millisecond apart idles on about k_local_spin_min rounds.
+constexpr std::uint64_t k_short_park_factor = 2;
 
 std::uint64_t now_ns() noexcept {
   return static_cast<std::uint64_t>(
@@ -105,12 +128,13 @@ void stop_spinning_found_work(worker& w) noexcept {
   if (spinners_of(prev) == 1 && sleepers_of(prev) != 0 && w.rt->shares) wake_one(*w.rt, w.index);
 }
 
-void cancel_park(worker& w) noexcept {
-  if (w.sleeping.exchange(0, std::memory_order_seq_cst) == 1) {  // seq_cst: see wake_claim
-    // seq_cst: part of the idle protocol (as in wake_claim).
-    const std::uint64_t prev = w.idle->word.fetch_sub(k_sleeper, std::memory_order_seq_cst);
-    STRATA_ASSERT(sleepers_of(prev) != 0, "a parker was counted in its package's idle word");
-  }
+// Takes w out of the sleepers unless a waker did; true when it did so itself.
+bool cancel_park(worker& w) noexcept {
+  if (w.sleeping.exchange(0, std::memory_order_seq_cst) != 1) return false;  // seq_cst: see wake_claim
+  // seq_cst: part of the idle protocol (as in wake_claim).
+  const std::uint64_t prev = w.idle->word.fetch_sub(k_sleeper, std::memory_order_seq_cst);
+  STRATA_ASSERT(sleepers_of(prev) != 0, "a parker was counted in its package's idle word");
+  return true;
 }
 
 // What the local spin and the parking re-check look for besides tasks: a
@@ -120,7 +144,7 @@ bool other_work(worker& w) noexcept { return w.inbox_backlog || (sources_of(w) !
 // The first phase: own sources only. A task, or nullptr (then
 // *source_ready says whether a source or the inbox backlog is why).
 task* local_spin(worker& w, bool* source_ready) noexcept {
-  for (int round = 0; round < k_local_spin_rounds; ++round) {
+  for (std::uint32_t round = 0; round < w.local_spin_rounds; ++round) {
     if (task* t = find_local(w)) return t;
     if (other_work(w)) {
       *source_ready = true;
@@ -150,6 +174,23 @@ void sleep(worker& w) noexcept {
   }
 }
 
+void set_local_spin(worker& w, std::uint32_t rounds) noexcept {
+  if (rounds == w.local_spin_rounds) return;
+  w.local_spin_rounds = rounds;
+  w.counters.local_spin_limit.set(rounds);
+}
+
+// After a local spin that found nothing and took spin_ns: the idle wait
+// ended on its own waited_ns after it (see the rule above).
+void adapt_local_spin(worker& w, std::uint64_t spin_ns, std::uint64_t waited_ns) noexcept {
+  const std::uint64_t full_ns = spin_ns * k_local_spin_max / w.local_spin_rounds;
+  if (waited_ns < k_short_park_factor * full_ns) {
+    set_local_spin(w, std::min(k_local_spin_max, 2 * w.local_spin_rounds));
+  } else if (w.local_spin_rounds > k_local_spin_min) {
+    set_local_spin(w, w.local_spin_rounds / 2);
+  }
+}
+
 }  // namespace
 
 task* idle_phase(worker& w) {
@@ -159,9 +200,11 @@ task* idle_phase(worker& w) {
   bool source_ready = false;
   task* found = local_spin(w, &source_ready);
   if (found != nullptr || source_ready) {
+    set_local_spin(w, std::min(k_local_spin_max, 2 * w.local_spin_rounds));
     w.counters.idle_ns.add(now_ns() - start);
     return found;
   }
+  const std::uint64_t spin_end = now_ns();
   // Spin cap, per package: at most about half its busy workers spin, and
   // one spins as long as anybody anywhere is busy (relaxed loads: a heuristic).
   const std::uint64_t s = w.idle->word.load(std::memory_order_relaxed);  // relaxed: a heuristic
@@ -210,13 +253,23 @@ task* idle_phase(worker& w) {
     found = find_task(w, true);
     if (found != nullptr || other_work(w) || rt.stopping.load(std::memory_order_seq_cst)) {
       cancel_park(w);
+      set_local_spin(w, k_local_spin_max);
     } else {
       w.counters.parks.add();
       const std::uint64_t slept_at = w.trace != nullptr ? trace_now() : 0;
       sleep(w);
       if (w.trace != nullptr) w.trace->span(trace_kind::park, slept_at);
-      cancel_park(w);  // woken by our own idle wait or stopping: take ourselves out if no waker did
+      // Woken by our own idle wait or stopping: take ourselves out if no waker did.
+      const bool claimed = !cancel_park(w);
       w.counters.wakeups.add();
+      const std::uint64_t end = now_ns();
+      if (claimed) {
+        set_local_spin(w, k_local_spin_max);
+      } else {
+        adapt_local_spin(w, spin_end - start, end - spin_end);
+      }
+      w.counters.idle_ns.add(end - start);
+      return found;
     }
   }
   w.counters.idle_ns.add(now_ns() - start);

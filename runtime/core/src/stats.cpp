@@ -57,6 +57,8 @@ runtime_stats runtime::stats() const {
     ws.idle_s = seconds(idle);
     ws.busy_s = seconds(elapsed > idle ? elapsed - idle : 0);
     ws.set_counter("lane_tasks", c.from_lanes.get());  // taken from external threads' lanes (lanes.hpp)
+    // The idle worker's local spin now, in rounds (adapted: parking.cpp).
+    ws.set_counter("local_spin_limit", c.local_spin_limit.get());
     if (rt.settings.policy == policy::hybrid) ws.set_counter("spilled_tasks", c.spilled.get());  // policy.cpp
     s.workers.push_back(std::move(ws));
   }

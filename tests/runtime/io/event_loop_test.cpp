@@ -1,7 +1,8 @@
 // The per-worker event loops (strata::io): descriptors watched on their
 // worker, timers in order and never early, no lost wake-up of workers
 // parked in epoll_wait under 10^5 submissions from another thread, handler
-// exceptions isolated, pending timers awaited by wait_idle, bad use refused.
+// exceptions isolated, pending timers awaited by wait_idle, bad use refused,
+// the idle spin shortened for kernel wake-ups far apart.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include <strata/runtime/ext/worker.hpp>
 #include <strata/strata.hpp>
 
 #include "env_guard.hpp"
@@ -150,6 +153,29 @@ TEST(EventLoop, NoLostWakeUpUnderManySubmissionsToParkedWorkers) {
   EXPECT_GE(sum(rt, "io_waits"), 1u);
   std::printf("[ io       ] %d submissions, %llu parks, %llu epoll waits\n", n,
               static_cast<unsigned long long>(parks), static_cast<unsigned long long>(sum(rt, "io_waits")));
+}
+
+// The idle worker's local spin adapts (parking.cpp): parks that its own
+// epoll wait ends long after (a chain of timers 10 ms apart) halve it down
+// to the minimum; a park that a submitting thread ends restores the maximum.
+TEST(EventLoop, TheLocalSpinShortensForTimersFarApartAndRecoversForSubmissions) {
+  strata::runtime rt{strata::test::workers(1)};
+  const auto limit = [&] { return rt.stats().workers[0].counter("local_spin_limit"); };
+  EXPECT_EQ(limit(), strata::detail::k_local_spin_max);
+  constexpr int n = 12;  // 256 -> 16 takes 4 long parks
+  std::atomic<int> fired{0};
+  std::function<void()> next = [&] {
+    if (fired.fetch_add(1) + 1 < n) strata::io::this_loop().after(10ms, next);
+  };
+  strata::io::loop_of(rt, strata::worker_id{0}).after(10ms, next);
+  // Each firing follows a park that the timerfd ended (the limit is adapted
+  // before the callback runs); no wait_idle here, which could wake it.
+  ASSERT_TRUE(strata::test::eventually([&] { return fired.load() == n; }));
+  EXPECT_EQ(limit(), strata::detail::k_local_spin_min) << "timers 10 ms apart kept the spin long";
+  const auto wakeups = rt.stats().workers[0].wakeups;
+  rt.submit_on(strata::worker_id{0}, [] {}).get();  // the worker is parked in epoll_wait: this claims it
+  EXPECT_GT(rt.stats().workers[0].wakeups, wakeups);
+  EXPECT_EQ(limit(), strata::detail::k_local_spin_max) << "a submission's wake-up did not restore the spin";
 }
 
 TEST(EventLoop, AHandlerExceptionIsIsolated) {

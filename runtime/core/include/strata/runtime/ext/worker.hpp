@@ -52,6 +52,7 @@ inline constexpr std::size_t k_max_sources = 8;
 struct worker_counters {
   counter executed, spawned, stolen, steal_attempts, steal_failures, injector, inbox, publishes, parks, wakeups,
       high_water, boxed, detached_exceptions, busy_ns, idle_ns, from_lanes, spilled;
+  counter local_spin_limit;  // worker::local_spin_rounds, for stats (set when it changes)
   // parallel_invoke join frames (see worker::join_poll_at): those run by
   // their owner inline, those run through run_task (stolen, or popped by a
   // helping wait), and those their owner found taken (counted by the owner
@@ -74,10 +75,17 @@ struct alignas(k_destructive_size) package_idle {
 // while the deque is busy.
 inline constexpr std::int32_t k_injector_period = 61;  // prime: no resonance with loop shapes
 
+// Bounds of an idle worker's local spin, in rounds (parking.cpp adapts it
+// between them).
+inline constexpr std::uint32_t k_local_spin_max = 256;
+inline constexpr std::uint32_t k_local_spin_min = 16;
+
 struct worker {
   // The worker's structures (this object, its deque buffers, its frame
   // slabs) live in memory of `where`: its NUMA node when it is pinned.
-  explicit worker(memory_placement where) : deque(1024, where), pool(where), memory(where) {}
+  explicit worker(memory_placement where) : deque(1024, where), pool(where), memory(where) {
+    counters.local_spin_limit.set(local_spin_rounds);
+  }
   worker(const worker&) = delete;
   worker& operator=(const worker&) = delete;
 
@@ -106,6 +114,9 @@ struct worker {
   // a sleeping worker).
   bool inbox_backlog = false;
   unsigned lane_cursor = 0;  // the external lane to look at first (lanes.cpp)
+  // How many rounds the next local spin may take (parking.cpp: adapted to
+  // whether spinning has lately paid).
+  std::uint32_t local_spin_rounds = k_local_spin_max;
   // policy::hybrid: a spawn that finds this many tasks on the deque goes to
   // the spill queue instead (push_local, policy.cpp); the largest value
   // under the other policies, so the spawn path's check never fires.
