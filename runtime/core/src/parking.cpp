@@ -217,9 +217,13 @@ task* idle_phase(worker& w) {
     idle_all += spinners_of(x) + sleepers_of(x);
   }
   const bool anyone_busy = rt.workers.size() > idle_all;
-  // Under pinned_mpsc a search finds nothing the local spin would not (no
-  // victims, no shared queue): the worker parks after its local spin.
-  if (rt.shares && (2 * spinners_of(s) < busy_pkg || (spinners_of(s) == 0 && anyone_busy))) {
+  // Only tiered stealing searches. Under pinned_mpsc a search finds nothing
+  // the local spin would not (no victims, no shared queue). Under hybrid it
+  // could find only spilled work, which is overflow (rare by design) and
+  // whose producer wakes a sleeper (spill_task, maybe_wake: with nobody
+  // spinning it always does); spinning for it cost an I/O server more than
+  // a core (policy.cpp). Both park after their local spin.
+  if (rt.steals && (2 * spinners_of(s) < busy_pkg || (spinners_of(s) == 0 && anyone_busy))) {
     w.idle->word.fetch_add(k_spinner, std::memory_order_seq_cst);  // seq_cst: part of the idle protocol
     bool spinning = true;
     for (int round = 0; round < k_spin_rounds; ++round) {

@@ -32,8 +32,9 @@
 // the worker's NUMA node, one on a machine with one node. Every worker
 // drains its node's spill queue one task every k_injector_period-th task
 // (61, prime: fairness_poll in run.cpp) whatever else it has, and when it
-// runs out of its own work (find_shared; the other nodes' queues too when it
-// searches far), and a spill wakes a worker when nobody searches
+// runs out of its own work (find_shared, in the re-check before it parks:
+// the other nodes' queues too). An idle worker does not spin searching, as
+// under pinned_mpsc (parking.cpp): a spill wakes a sleeping worker instead
 // (maybe_wake). Sticky work (submit_on, actor messages, loop chunks sent to
 // their owners) never spills. So a balanced load behaves like pinned_mpsc
 // and the overflow of an unbalanced one is shared.

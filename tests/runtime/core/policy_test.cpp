@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -139,6 +140,37 @@ TEST(Policy, HybridSharesASpawnedTreeThroughTheSpillQueue) {
   const auto s = rt.stats();
   EXPECT_GT(s.workers[0].counter("spilled_tasks"), 0u);
   EXPECT_EQ(s.total_executed(), 20001u);
+  EXPECT_EQ(s.total_stolen(), 0u);
+}
+
+// hybrid: an idle worker parks after its local spin (it does not spin
+// searching the spill queue), and a spill wakes it to take the overflow.
+TEST(Policy, HybridParksIdleWorkersAndASpillWakesOne) {
+  strata::config c = with_policy(strata::policy::hybrid, 2);
+  c.hybrid_bound = 4;
+  strata::runtime rt{c};
+  ASSERT_TRUE(eventually([&] { return rt.stats().workers[1].parks >= 1; })) << "worker 1 never parked";
+  const auto before = rt.stats().workers[1];
+  std::atomic<int> ran{0}, on_1{0};
+  rt.submit_on(strata::worker_id{0}, [&] {
+      strata::task_group g;
+      for (int i = 0; i < 64; ++i) {
+        g.run([&] {
+          const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+          while (std::chrono::steady_clock::now() < until) {
+          }
+          if (strata::this_worker()->value == 1) on_1.fetch_add(1);
+          ran.fetch_add(1);
+        });
+      }
+      g.wait();
+    }).get();
+  rt.wait_idle();
+  EXPECT_EQ(ran.load(), 64);
+  const auto s = rt.stats();
+  EXPECT_GT(on_1.load(), 0) << "the parked worker never took spilled work";
+  EXPECT_GT(s.workers[1].wakeups, before.wakeups) << "no spill woke worker 1";
+  EXPECT_EQ(s.workers[1].injector_tasks, static_cast<std::uint64_t>(on_1.load())) << "worker 1 ran only spills";
   EXPECT_EQ(s.total_stolen(), 0u);
 }
 
