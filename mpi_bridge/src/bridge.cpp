@@ -13,7 +13,11 @@
 #include <cstring>
 #include <ctime>
 
+#include <strata/runtime/ext/core.hpp>
+#include <strata/runtime/ext/worker.hpp>
+
 #include "bridge_util.hpp"
+#include "comm_worker.hpp"
 
 namespace strata::mpi::detail {
 
@@ -62,9 +66,19 @@ bridge::bridge(runtime& rt, const config& c, const init& how) : m_rt(rt), m_cfg(
     throw;
   }
   m_owner_id = std::this_thread::get_id();
-  m_deadline_on = m_cfg.deadline_ms != 0 && (m_mode == progress_mode::thread || m_cfg.deadline_set);
+  m_deadline_on = m_cfg.deadline_ms != 0 && (m_mode != progress_mode::caller || m_cfg.deadline_set);
   for (auto& l : m_lanes) l->last_sent = m_started;
   if (m_mode == progress_mode::thread) m_thread = std::thread([this] { progress_thread(); });
+  if (m_mode == progress_mode::worker) {
+    try {
+      m_comm_source = &attach_comm_worker(m_rt.core(), m_comm->index, this);
+    } catch (...) {
+      detach_actors();
+      shutdown_mpi();
+      forget_bridge_id(m_id);
+      throw;
+    }
+  }
 }
 
 void bridge::start_mpi(const init& how) {
@@ -92,9 +106,22 @@ void bridge::start_mpi(const init& how) {
          "; the bridge needs MPI_THREAD_FUNNELED (progress inside the session's calls) or SERIALIZED/MULTIPLE "
          "(a progress thread): initialize MPI with MPI_Init_thread, or let the session do it");
   }
-  if (m_cfg.progress == progress_mode::thread && !thread_ok) {
-    fail(std::string("strata::mpi: STRATA_MPI_PROGRESS=thread needs MPI_THREAD_SERIALIZED or MULTIPLE; MPI provides ") +
-         level_name(m_level) + " (use progress=caller, or initialize MPI at a higher level)");
+  if ((m_cfg.progress == progress_mode::thread || m_cfg.progress == progress_mode::worker) && !thread_ok) {
+    fail(std::string("strata::mpi: STRATA_MPI_PROGRESS=") +
+         (m_cfg.progress == progress_mode::thread ? "thread" : "worker") +
+         " needs MPI_THREAD_SERIALIZED or MULTIPLE; MPI provides " + level_name(m_level) +
+         " (use progress=caller, or initialize MPI at a higher level)");
+  }
+  if (m_cfg.progress == progress_mode::worker) {
+    const auto& workers = m_rt.core().workers;
+    const unsigned index =
+        m_cfg.comm_worker == config::last_worker ? static_cast<unsigned>(workers.size() - 1) : m_cfg.comm_worker;
+    if (index >= workers.size()) {
+      fail("strata::mpi: config.comm_worker (STRATA_MPI_COMM_WORKER) = " + std::to_string(m_cfg.comm_worker) +
+           ", but the runtime has " + std::to_string(workers.size()) + " workers (0.." +
+           std::to_string(workers.size() - 1) + ")");
+    }
+    m_comm = workers[index].get();
   }
   m_mode = m_cfg.progress == progress_mode::automatic ? (thread_ok ? progress_mode::thread : progress_mode::caller)
                                                       : m_cfg.progress;
@@ -188,6 +215,7 @@ bridge::~bridge() {
   m_stop.store(true);
   wake_owner();
   if (m_thread.joinable()) m_thread.join();
+  if (m_comm_source != nullptr) m_comm_source->detach();  // after the pass in progress, none
   {
     // Futures still waiting for a reply: fail them rather than leave them
     // hanging.
@@ -242,18 +270,40 @@ void bridge::shutdown_mpi() noexcept {
 }
 
 bool bridge::owner_here() const noexcept {
-  return m_mode == progress_mode::caller ? std::this_thread::get_id() == m_owner_id
-                                         : std::this_thread::get_id() == m_thread.get_id();
+  switch (m_mode) {
+    case progress_mode::caller:
+      return std::this_thread::get_id() == m_owner_id;
+    case progress_mode::worker:
+      return strata::detail::current_worker() == m_comm;
+    default:
+      return std::this_thread::get_id() == m_thread.get_id();
+  }
 }
 
 void bridge::wake_owner() noexcept {
   // seq_cst: pairs with the owner's store of m_sleeping and load of
-  // m_posted in progress_thread (one of the two sees the other).
+  // m_posted in progress_thread (one of the two sees the other); for the
+  // comm worker, with its parking announce and the seq_cst load of
+  // m_posted in worker_ready.
   m_posted.fetch_add(1);
+  if (m_comm != nullptr) {
+    strata::detail::notify_worker(*m_comm);
+    return;
+  }
   if (m_sleeping.load()) {
     std::lock_guard lock(m_sleep_m);
     m_sleep_cv.notify_one();
   }
+}
+
+void bridge::nudge_owner() noexcept {
+  if (m_comm != nullptr) {
+    strata::detail::notify_worker(*m_comm);  // a seq_cst fence, then the worker's `sleeping`
+    return;
+  }
+  // seq_cst: the hint before the load (see Wake-ups).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (m_sleeping.load(std::memory_order_relaxed)) wake_owner();
 }
 
 }  // namespace strata::mpi::detail

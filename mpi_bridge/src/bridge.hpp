@@ -1,9 +1,11 @@
 // The bridge: the MPI side of a session.
 //
 // Threads. Producers (workers, the main thread, any thread) post items; one
-// owner makes the bridge's MPI calls: the progress thread, or, under
-// MPI_THREAD_FUNNELED, the session's thread inside the session's calls.
-// With a progress thread, a thread outside the workers that waits (get(),
+// owner makes the bridge's MPI calls: the progress thread, or a worker of
+// the runtime, the comm worker, whose passes are a work source
+// (progress=worker: comm_worker.hpp), or, under MPI_THREAD_FUNNELED, the
+// session's thread inside the session's calls. With a progress thread or a
+// comm worker, a thread outside the workers that waits (get(),
 // progress()) may run a pass itself when the owner is not in one (help():
 // try_lock of the MPI lock): every pass holds that lock, so passes, and the
 // inline handlers they run, never overlap.
@@ -66,7 +68,9 @@
 // sides are a store, a seq_cst fence and a load: the producer stores its
 // hint (has_open, has_sealed) and loads m_sleeping; the owner stores
 // m_sleeping and loads every hint before it waits; one of the two sees the
-// other.
+// other. The comm worker sleeps in its idle wait instead, and producers
+// wake it through the core's protocol (notify_worker); nudge_owner picks
+// the one that applies.
 #pragma once
 
 #include <mpi.h>
@@ -89,8 +93,13 @@
 #include "quiescence.hpp"
 #include "wire.hpp"
 
+namespace strata::detail {
+struct worker;
+}  // namespace strata::detail
+
 namespace strata::mpi::detail {
 
+class comm_source;
 using clock = std::chrono::steady_clock;
 
 inline constexpr int k_tag_data = 1;
@@ -233,6 +242,13 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void unlock_serialized() noexcept;
   session_stats stats() const;
 
+  // progress=worker (comm_worker.hpp), on the comm worker only: one pass,
+  // after sealing what the worker posted itself when it went idle; whether
+  // a pass has work; how long its idle wait may sleep.
+  std::size_t worker_pass(bool idle) noexcept;
+  bool worker_ready(bool parking) noexcept;  // parking: the worker's re-check before it sleeps
+  long worker_idle_timeout_ns() noexcept;
+
   // Remote actors (bridge_actors.cpp).
   void post_message(actor_address to, std::uint64_t type, const std::vector<std::byte>& bytes,
                     std::unique_ptr<strata::detail::remote_answer> answer) override;
@@ -349,6 +365,10 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void post_goodbyes();
   [[noreturn]] void silent_peer(int peer, std::int64_t heard_ns, clock::time_point now);
   void wake_owner() noexcept;
+  // A producer that opened or queued a buffer: wakes the owner if it sleeps
+  // (the store of its hint comes first; see Wake-ups).
+  void nudge_owner() noexcept;
+  outbox* find_my_outbox() noexcept;  // the calling thread's, or nullptr
   void shutdown_mpi() noexcept;
 
   runtime& m_rt;
@@ -415,6 +435,9 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // Replies awaited: producers insert, the owner (or a local reply) erases.
   std::mutex m_replies_m;
   std::unordered_map<std::uint64_t, std::pair<int, std::unique_ptr<reply_sink>>> m_replies;
+  // m_replies.size(), stored under m_replies_m; read relaxed by the comm
+  // worker (a hint: while replies are awaited its idle wait stays short).
+  std::atomic<std::size_t> m_awaited{0};
   std::atomic<std::uint64_t> m_next_request{1};
 
   // Termination counters (see quiescence.hpp): items sent are the lanes'
@@ -473,6 +496,15 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::condition_variable m_done_cv;
   std::atomic<bool> m_stop{false};
   std::thread m_thread;
+  // progress=worker: the comm worker and its source (set in the
+  // constructor, then fixed); the rest is the comm worker's own.
+  strata::detail::worker* m_comm = nullptr;
+  comm_source* m_comm_source = nullptr;
+  clock::time_point m_hot_until{};
+  clock::time_point m_last_pass{};
+  long m_idle_wait_ns = 0;
+  bool m_wave_started = false;  // step_quiescence started a wave in this pass
+  unsigned m_empty_passes = 0;  // idle passes in a row that found nothing
   clock::time_point m_started;
 };
 

@@ -75,6 +75,7 @@ void bridge::detach_actors() noexcept {
 void bridge::forget_reply(std::uint64_t request) noexcept {
   std::lock_guard lock(m_replies_m);
   m_replies.erase(request);
+  m_awaited.store(m_replies.size(), std::memory_order_relaxed);
 }
 
 void bridge::post_message(actor_address to, std::uint64_t type, const std::vector<std::byte>& bytes,

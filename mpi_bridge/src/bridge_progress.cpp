@@ -13,6 +13,8 @@
 #include <cstring>
 #include <ctime>
 
+#include <strata/runtime/ext/worker.hpp>
+
 #include "bridge_util.hpp"
 
 namespace strata::mpi::detail {
@@ -48,6 +50,7 @@ std::size_t bridge::step_quiescence() {
     check(MPI_Iallreduce(m_wave_local, m_wave_global, 2, MPI_UINT64_T, MPI_SUM, m_ctrl, &m_wave_req),
           "MPI_Iallreduce (quiescence wave)");
     ++m_waves_this_call;
+    m_wave_started = true;
     return 0;
   }
   int flag = 0;
@@ -96,6 +99,12 @@ void bridge::wait_quiescent() {
       if (pass() == 0) sched_yield();  // let the workers run what is in flight
     }
     return;
+  }
+  if (m_mode == progress_mode::worker && owner_here()) {
+    // Its passes run between its tasks: a task that waits here would stop
+    // them, and the items in flight that it would run.
+    throw usage_error("strata::mpi: under progress=worker, wait_quiescent runs outside the comm worker (worker " +
+                      std::to_string(m_comm->index) + "): call it from the thread that made the session");
   }
   m_detector.begin();  // the owner reads it only once m_quiesce_wanted is set (release below)
   m_quiesce_wanted.store(true, std::memory_order_release);  // release: publishes begin() to the owner
@@ -238,12 +247,91 @@ void bridge::progress_thread() {
   }
 }
 
+// ---- The comm worker (progress=worker: comm_worker.hpp) ------------------------
+
+namespace {
+// After a pass that did something, the comm worker keeps passing this long
+// before it parks (the progress thread's 200 spinning passes, about).
+constexpr auto k_hot_window = std::chrono::microseconds(100);
+// Its idle wait: 50 µs, doubling to 1 ms while passes find nothing (the
+// progress thread's sleep), and 50 µs while a reply is awaited.
+constexpr long k_idle_wait_min_ns = 50'000;
+constexpr long k_idle_wait_max_ns = 1'000'000;
+// While the comm worker is awake, and until k_active_window after the hot
+// window, the longest time between its passes.
+constexpr auto k_pass_interval = std::chrono::microseconds(20);
+constexpr auto k_active_window = std::chrono::milliseconds(1);
+// Empty passes of an idle comm worker before each further one yields.
+constexpr unsigned k_spin_passes = 64;
+}  // namespace
+
+std::size_t bridge::worker_pass(bool idle) noexcept {
+  if (in_pass_here()) return 0;  // a wait inside an inline handler of this worker's pass
+  std::unique_lock lock(m_mpi, std::try_to_lock);
+  if (!lock.owns_lock()) return 0;  // a helper's pass, or serialized(): the worker runs tasks meanwhile
+  std::size_t sealed = 0;
+  if (idle) {
+    // What this worker posted (an actor's answer, a task's post_at) goes now:
+    // it has nothing left to run, so it is done producing.
+    if (outbox* ob = find_my_outbox(); ob != nullptr && ob->has_open.load(std::memory_order_relaxed)) {
+      sealed = seal_outbox(*ob, true, clock::now());
+    }
+  }
+  m_wave_started = false;
+  const std::size_t n = pass_locked(false) + sealed;
+  m_last_pass = clock::now();
+  if (n != 0 || m_last_pass_waves != 0 || m_wave_started) {
+    m_hot_until = m_last_pass + k_hot_window;
+    m_idle_wait_ns = k_idle_wait_min_ns;
+    m_empty_passes = 0;
+  } else if (idle && ++m_empty_passes >= k_spin_passes) {
+    // Spinning on passes (ready() holds while a buffer waits or the window
+    // is hot) must not keep the core for a whole time slice from the
+    // threads that would make the progress it waits for: the peer rank's
+    // when ranks share cores, or a worker of this rank that is to answer.
+    lock.unlock();
+    sched_yield();
+  }
+  return n;
+}
+
+bool bridge::worker_ready(bool parking) noexcept {
+  // seq_cst loads: the parker's re-check after its seq_cst announce, against
+  // the producers' store, fence, load of `sleeping` (comm_worker.hpp).
+  if (m_posted.load(std::memory_order_seq_cst) != m_seen_posted) return true;
+  if (m_pending_bytes.load(std::memory_order_seq_cst) != 0) return true;  // sealed, or in flight
+  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
+    if (ob->has_open.load(std::memory_order_seq_cst)) return true;
+  }
+  // A pass is due every k_pass_interval: while the worker spins searching
+  // for tasks (tiered stealing's spin phase, thousands of rounds with
+  // yields) only ready() is asked, and MPI traffic cannot make it true.
+  // Without this a request to an idle rank waited out the search: 2.5-4 ms
+  // a round trip with the asking task on another worker.
+  // Only within the active window after the last pass that did something
+  // (an idle rank's worker must park), and not in the parking re-check,
+  // which comes after a spin (the worker would never park).
+  const auto now = clock::now();
+  if (now < m_hot_until) return true;
+  return !parking && now < m_hot_until + k_active_window && now - m_last_pass >= k_pass_interval;
+}
+
+long bridge::worker_idle_timeout_ns() noexcept {
+  // A reply awaited here comes by MPI, which cannot wake the worker: it
+  // looks every k_idle_wait_min_ns until the reply came.
+  if (m_awaited.load(std::memory_order_relaxed) != 0) return k_idle_wait_min_ns;  // relaxed: a hint
+  const long t = m_idle_wait_ns == 0 ? k_idle_wait_min_ns : m_idle_wait_ns;
+  m_idle_wait_ns = std::min(2 * t, k_idle_wait_max_ns);
+  return t;
+}
+
 session_stats bridge::stats() const {
   session_stats s;
   s.rank = m_rank;
   s.size = m_size;
   s.thread_level = level_name(m_level);
-  s.progress = m_mode == progress_mode::thread ? "thread" : "caller";
+  s.progress = m_mode == progress_mode::thread ? "thread" : m_mode == progress_mode::worker ? "worker" : "caller";
+  s.comm_worker = m_comm != nullptr ? static_cast<int>(m_comm->index) : -1;
   const auto now = clock::now();
   std::vector<std::uint64_t> items(static_cast<std::size_t>(m_size)), bytes(items.size());
   for (const outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {

@@ -220,6 +220,7 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
         }
         sink = std::move(it->second.second);
         m_replies.erase(it);
+        m_awaited.store(m_replies.size(), std::memory_order_relaxed);
       }
       reader r(p + 9, n - 9);
       if (status == 0) {
@@ -254,6 +255,7 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
             ++it;
           }
         }
+        m_awaited.store(m_replies.size(), std::memory_order_relaxed);
       }
       for (auto& o : orphans) {
         o->error("strata::mpi: rank " + std::to_string(source) + " closed its session before it replied");
@@ -362,6 +364,7 @@ std::uint64_t bridge::expect_reply(int rank, std::unique_ptr<reply_sink> sink) {
   const std::uint64_t id = m_next_request.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(m_replies_m);
   m_replies.emplace(id, std::make_pair(rank, std::move(sink)));
+  m_awaited.store(m_replies.size(), std::memory_order_relaxed);
   return id;
 }
 

@@ -117,6 +117,14 @@ void forget_bridge_id(std::uint64_t id) noexcept {
   l.ids.erase(id);
 }
 
+outbox* bridge::find_my_outbox() noexcept {
+  if (t_outboxes.last.bridge == m_id) return t_outboxes.last.ob;
+  for (const auto& e : t_outboxes.all) {
+    if (e.bridge == m_id) return e.ob;
+  }
+  return nullptr;
+}
+
 outbox& bridge::my_outbox() {
   if (t_outboxes.last.bridge == m_id) return *t_outboxes.last.ob;
   for (const auto& e : t_outboxes.all) {
@@ -390,16 +398,14 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
   if (queued_one && t_serialized != this) {
     kick_sends();
   } else if (queued_one || opened) {
-    // seq_cst: the hint before the load (see Wake-ups in bridge.hpp).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (m_sleeping.load(std::memory_order_relaxed)) wake_owner();
+    nudge_owner();
   }
 }
 
 // A producer's buffer was queued: send it from this thread when no one is
 // making MPI calls and this thread may make them; else the owner will.
 void bridge::kick_sends() {
-  if (m_mode == progress_mode::thread || owner_here()) {
+  if (m_mode != progress_mode::caller || owner_here()) {
     std::unique_lock lock(m_mpi, std::try_to_lock);
     if (lock.owns_lock()) {
       test_sends();
@@ -407,9 +413,7 @@ void bridge::kick_sends() {
       return;
     }
   }
-  // seq_cst: the queued buffer's hint before the load (see Wake-ups).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (m_sleeping.load(std::memory_order_relaxed)) wake_owner();
+  nudge_owner();  // the queued buffer's hint is stored
 }
 
 // An item for this rank: dispatched at once on the calling thread.

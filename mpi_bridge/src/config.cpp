@@ -68,9 +68,14 @@ config config::from_env() {
       c.progress = progress_mode::thread;
     } else if (s == "caller") {
       c.progress = progress_mode::caller;
+    } else if (s == "worker") {
+      c.progress = progress_mode::worker;
     } else {
-      throw config_error("strata: STRATA_MPI_PROGRESS='" + s + "' is invalid; accepted: auto, thread, caller");
+      throw config_error("strata: STRATA_MPI_PROGRESS='" + s + "' is invalid; accepted: auto, thread, worker, caller");
     }
+  }
+  if (const char* v = env("STRATA_MPI_COMM_WORKER")) {
+    c.comm_worker = static_cast<unsigned>(parse_number("STRATA_MPI_COMM_WORKER", v, 0, 65535));
   }
   if (const char* v = env("STRATA_MPI_THREAD_LEVEL")) {
     const std::string s = v;
@@ -200,6 +205,7 @@ std::string session_stats::to_json() const {
   j["size"] = size;
   j["thread_level"] = thread_level;
   j["progress"] = progress;
+  if (comm_worker >= 0) j["comm_worker"] = comm_worker;
   nlohmann::ordered_json ps = nlohmann::ordered_json::array();
   for (const auto& p : peers) {
     ps.push_back({{"rank", p.rank},

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <optional>
 #include <random>
@@ -25,6 +26,8 @@
 #include <vector>
 
 #include <strata/mpi.hpp>
+#include <strata/runtime/stats.hpp>
+#include <strata/topology/error.hpp>
 
 #include "json_reader.hpp"
 #include "runtime_config.hpp"
@@ -109,9 +112,11 @@ STRATA_MPI_REMOTE(hop);
 // Inline handlers: run on the receiving rank's MPI owner, never a worker.
 std::vector<std::atomic<std::uint64_t>> g_bins(64);
 std::atomic<std::uint64_t> g_on_worker{0};
+int g_comm_worker = -1;  // progress=worker: the worker that runs passes (and inline handlers)
 void bump(std::uint32_t bin) {
   g_bins[bin % g_bins.size()].fetch_add(1, std::memory_order_relaxed);
-  if (strata::this_worker()) g_on_worker.fetch_add(1, std::memory_order_relaxed);
+  const auto w = strata::this_worker();
+  if (w && static_cast<int>(w->value) != g_comm_worker) g_on_worker.fetch_add(1, std::memory_order_relaxed);
 }
 STRATA_MPI_REMOTE_INLINE(bump);
 
@@ -199,6 +204,9 @@ TEST(Remote, ExceptionsComeBackNamingFunctionAndRank) {
 TEST(Remote, LargePayloadsTakeTheLargePathAndStayInOrder) {
   const int peer = (g_mpi->rank() + 1) % g_mpi->size();
   const auto before = g_mpi->stats().peers[static_cast<std::size_t>(peer)].large_sent;
+  // Every rank read its count before any request of this test reaches it
+  // (a comm worker answers a rank that has not started the test yet).
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });
   const std::size_t sizes[] = {10, std::size_t{1} << 20, 100, std::size_t{3} << 20, 5};
   std::vector<strata::future<std::vector<std::uint8_t>>> fs;
   for (std::size_t size : sizes) {
@@ -467,6 +475,82 @@ TEST(Malformed, RawBuffersAreRejectedByReasonAndServiceGoesOn) {
 // The application's own traffic on COMM_WORLD, with ANY_SOURCE and ANY_TAG,
 // point-to-point and collective, while the bridge carries its own: neither
 // side sees the other's messages.
+// progress=worker (the mpi.bridge.worker runs): the comm worker makes the
+// passes, so inline handlers run on it; a wait for quiescence inside it is
+// refused (it would stop the passes); a comm worker the runtime lacks is a
+// config_error; and an idle rank's comm worker parks instead of spinning.
+std::atomic<int> g_handler_worker{-2};
+void where_am_i() {
+  const auto w = strata::this_worker();
+  g_handler_worker.store(w ? static_cast<int>(w->value) : -1, std::memory_order_relaxed);
+}
+STRATA_MPI_REMOTE_INLINE(where_am_i);
+
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+TEST(CommWorker, PassesRunOnTheCommWorkerWhichParksWhenIdle) {
+  if (g_mpi->progress_kind() != strata::mpi::progress_mode::worker) GTEST_SKIP() << "progress is not worker";
+  const strata::mpi::session_stats st = g_mpi->stats();
+  EXPECT_EQ(st.progress, "worker");
+  ASSERT_GE(st.comm_worker, 0);
+  ASSERT_LT(static_cast<unsigned>(st.comm_worker), g_rt->num_workers());
+  EXPECT_NE(st.to_json().find("\"comm_worker\":" + std::to_string(st.comm_worker)), std::string::npos);
+
+  // An inline handler from another rank runs inside a pass: on the comm worker.
+  g_handler_worker = -2;
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });  // no peer posts before every rank reset it
+  g_mpi->post_at((g_mpi->rank() + 1) % g_mpi->size(), where_am_i);
+  g_mpi->wait_quiescent();
+  EXPECT_EQ(g_handler_worker.load(), st.comm_worker);
+
+  // A task on the comm worker may not wait for quiescence; on another worker
+  // it would be collective like any call, so only the refusal is tried.
+  auto f = g_rt->submit_on(strata::worker_id{static_cast<unsigned>(st.comm_worker)}, [] {
+    try {
+      g_mpi->wait_quiescent();
+    } catch (const strata::usage_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  });
+  const std::string refused = g_mpi->get(f);
+  EXPECT_NE(refused.find("outside the comm worker"), std::string::npos) << refused;
+
+  // A comm worker the runtime does not have: refused before any MPI call.
+  {
+    strata::runtime one{strata::test::workers(1)};
+    strata::mpi::config c;
+    c.progress = strata::mpi::progress_mode::worker;
+    c.comm_worker = 5;
+    try {
+      strata::mpi::session bad(one, c);
+      ADD_FAILURE() << "a session with comm worker 5 of 1 started";
+    } catch (const strata::config_error& e) {
+      EXPECT_NE(std::string(e.what()).find("STRATA_MPI_COMM_WORKER"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("1 workers"), std::string::npos) << e.what();
+    }
+  }
+
+  // Idle: nothing in flight anywhere (quiescent), so the comm worker parks in
+  // its timed idle wait (at most 1 ms each) instead of spinning.
+  g_mpi->wait_quiescent();
+  const auto parks_of = [&] { return g_rt->stats().workers[static_cast<std::size_t>(st.comm_worker)].parks; };
+  const std::uint64_t parks0 = parks_of();
+  const double cpu0 = process_cpu_s();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double cpu = process_cpu_s() - cpu0;
+  const std::uint64_t parks = parks_of() - parks0;
+  if (g_mpi->rank() == 0) std::printf("[ idle ] comm worker: %llu parks, %.3f s CPU in 0.3 s\n",
+                                      static_cast<unsigned long long>(parks), cpu);
+  EXPECT_GE(parks, 30u) << "the comm worker parked " << parks << " times in 300 ms";
+  EXPECT_LT(cpu, 0.15) << "an idle rank used " << cpu << " s of CPU in 0.3 s";
+  g_mpi->wait_quiescent();
+}
+
 TEST(Coexistence, ApplicationAnySourceTrafficBesideTheBridge) {
   const int n = g_mpi->size(), me = g_mpi->rank();
   const int rounds = 200;
@@ -555,6 +639,7 @@ int main(int argc, char** argv) {
     strata::mpi::session& mpi = *session;
     g_rt = &rt;
     g_mpi = &mpi;
+    g_comm_worker = mpi.stats().comm_worker;
     // Every rank has set g_mpi before any test sends: a remote function
     // (greet, which_rank) that came in first read a null session (CI at
     // e733074: a segfault in 1 of about 15 runs of mpi.coexist.app.serialized).

@@ -50,6 +50,15 @@ TEST(MpiConfig, GoodValuesAreRead) {
   EXPECT_EQ(c.deadline_ms, 0u);
   EXPECT_TRUE(c.deadline_set);
   EXPECT_EQ(c.lookup_ms, 250u);
+  EXPECT_EQ(c.comm_worker, config::last_worker) << "unset: the runtime's last worker";
+}
+
+TEST(MpiConfig, TheCommWorkerIsRead) {
+  strata::test::env_guard g;
+  g.set("STRATA_MPI_PROGRESS", "worker").set("STRATA_MPI_COMM_WORKER", "3");
+  const config c = config::from_env();
+  EXPECT_EQ(c.progress, strata::mpi::progress_mode::worker);
+  EXPECT_EQ(c.comm_worker, 3u);
 }
 
 TEST(MpiConfig, BadValuesNameTheVariableAndWhatIsAccepted) {
@@ -59,7 +68,9 @@ TEST(MpiConfig, BadValuesNameTheVariableAndWhatIsAccepted) {
     const char* accepted;
   };
   for (const bad& b : {bad{"STRATA_MPI_MODE", "fast", "throughput, latency"},
-                       bad{"STRATA_MPI_PROGRESS", "poll", "auto, thread, caller"},
+                       bad{"STRATA_MPI_PROGRESS", "poll", "auto, thread, worker, caller"},
+                       bad{"STRATA_MPI_COMM_WORKER", "last", "0 .. 65535"},
+                       bad{"STRATA_MPI_COMM_WORKER", "70000", "0 .. 65535"},
                        bad{"STRATA_MPI_THREAD_LEVEL", "single", "funneled, serialized, multiple"},
                        bad{"STRATA_MPI_BUFFER_BYTES", "1024", "4096 .. 4194304"},
                        bad{"STRATA_MPI_BUFFER_BYTES", "64k", "an integer"},

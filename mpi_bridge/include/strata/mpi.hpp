@@ -11,8 +11,9 @@
 // The session duplicates the application's communicator twice (data and
 // control traffic) and sets MPI_ERRORS_RETURN on its own communicators
 // only; it never receives on the application's. One thread makes the
-// bridge's MPI calls: a progress thread (MPI_THREAD_SERIALIZED or MULTIPLE),
-// or, under MPI_THREAD_FUNNELED, the thread that built the session, inside
+// bridge's MPI calls: a progress thread or a comm worker of the runtime
+// (MPI_THREAD_SERIALIZED or MULTIPLE), or, under MPI_THREAD_FUNNELED, the
+// thread that built the session, inside
 // the session's calls (progress(), get(), wait_quiescent()). Under
 // SERIALIZED the application's own MPI calls go through serialized(fn),
 // which holds the bridge's MPI lock. docs/mpi-bridge.md has the protocols.
@@ -39,7 +40,11 @@
 namespace strata::mpi {
 
 enum class thread_level { single, funneled, serialized, multiple };
-enum class progress_mode { automatic, thread, caller };
+// automatic: thread, or caller under FUNNELED. thread: a progress thread of
+// the bridge's own. worker: one of the runtime's workers (config::comm_worker)
+// makes the MPI calls between its tasks. caller: the session's thread, inside
+// the session's calls.
+enum class progress_mode { automatic, thread, caller, worker };
 // throughput: items are coalesced into per-destination buffers, flushed when
 // full, when the runtime goes idle, or after flush_delay_us. latency: a
 // buffer leaves at once when its link has nothing in flight.
@@ -48,6 +53,11 @@ enum class send_mode { throughput, latency };
 struct config {
   send_mode mode = send_mode::throughput;
   progress_mode progress = progress_mode::automatic;  // thread unless the level is FUNNELED
+  // progress=worker: the comm worker's index; last_worker: the runtime's last.
+  // A task on it that runs longer than deadline_ms holds the rank's
+  // heartbeats back (its passes run between tasks).
+  static constexpr unsigned last_worker = ~0u;
+  unsigned comm_worker = last_worker;
   std::size_t buffer_bytes = std::size_t{64} << 10;    // per buffer, 4 KiB .. 4 MiB
   std::size_t max_pending_bytes = 64u << 20;          // sealed, unsent bytes before producers wait
   std::size_t max_message_bytes = 1u << 30;           // largest item accepted (sent by the large path)
@@ -66,7 +76,8 @@ struct config {
   // actor_at waits this long for the rank to publish the name, then fails.
   unsigned lookup_ms = 10000;
 
-  // STRATA_MPI_MODE=throughput|latency, STRATA_MPI_PROGRESS=auto|thread|caller,
+  // STRATA_MPI_MODE=throughput|latency, STRATA_MPI_PROGRESS=auto|thread|worker|caller,
+  // STRATA_MPI_COMM_WORKER (a worker index; checked against the runtime at session start),
   // STRATA_MPI_BUFFER_BYTES, STRATA_MPI_MAX_PENDING_BYTES, STRATA_MPI_FLUSH_US,
   // STRATA_MPI_RECEIVES, STRATA_MPI_CRC=0|1, STRATA_MPI_THREAD_LEVEL=funneled|serialized|multiple,
   // STRATA_MPI_HEARTBEAT_MS, STRATA_MPI_DEADLINE_MS (0: no deadline), STRATA_MPI_LOOKUP_MS.
@@ -95,6 +106,7 @@ struct session_stats {
   int size = 0;
   std::string thread_level;
   std::string progress;
+  int comm_worker = -1;  // progress=worker: the comm worker's index
   std::vector<peer_stats> peers;
   std::vector<std::pair<std::string, std::uint64_t>> rejects;  // by reason
   std::uint64_t termination_rounds = 0;
@@ -276,11 +288,13 @@ T session::get(future<T>& f) {
   if (f.ready()) return f.get();
   // The caller waits: it has stopped producing, so what it posted leaves now.
   flush();
-  if (owner_here()) {
+  const progress_mode how = progress_kind();
+  if (how == progress_mode::caller && owner_here()) {
     while (!f.ready()) {
       if (progress() == 0) std::this_thread::yield();
     }
-  } else if (progress_kind() == progress_mode::thread && !this_worker()) {
+  } else if (how != progress_mode::caller && !this_worker()) {
+    // (On a worker, f.get() runs tasks and the comm worker's passes while it waits.)
     // With a progress thread: help for a while (a reply is usually a few
     // µs away and is then received here, with no hand-off), then block.
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
