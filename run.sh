@@ -31,4 +31,7 @@ if [[ $# -eq 0 && -x $build/bench/strata-bench-mpi ]]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   fi
   mpirun --oversubscribe --bind-to none -np 2 "$build/bench/strata-bench-mpi"
+  echo "== strata-bench-mpi with the comm worker (STRATA_MPI_PROGRESS=worker)"
+  STRATA_MPI_PROGRESS=worker mpirun --oversubscribe --bind-to none -np 2 -x STRATA_MPI_PROGRESS \
+    "$build/bench/strata-bench-mpi" --only pingpong,rate,histogram
 fi
