@@ -370,6 +370,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void nudge_owner() noexcept;
   outbox* find_my_outbox() noexcept;  // the calling thread's, or nullptr
   void shutdown_mpi() noexcept;
+  std::size_t worker_pass_inner(bool idle);
 
   runtime& m_rt;
   config m_cfg;

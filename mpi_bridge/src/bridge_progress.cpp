@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -266,6 +267,22 @@ constexpr unsigned k_spin_passes = 64;
 }  // namespace
 
 std::size_t bridge::worker_pass(bool idle) noexcept {
+  // A pass throws only when MPI fails or memory runs out; the progress
+  // thread then ends the process too (an exception leaving it terminates).
+  // Here the worker must not unwind: say so and end the job.
+  try {
+    return worker_pass_inner(idle);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata::mpi: rank %d: the comm worker's pass failed: %s\n", m_rank, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "strata::mpi: rank %d: the comm worker's pass failed\n", m_rank);
+  }
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 70);
+  return 0;
+}
+
+std::size_t bridge::worker_pass_inner(bool idle) {
   if (in_pass_here()) return 0;  // a wait inside an inline handler of this worker's pass
   std::unique_lock lock(m_mpi, std::try_to_lock);
   if (!lock.owns_lock()) return 0;  // a helper's pass, or serialized(): the worker runs tasks meanwhile
