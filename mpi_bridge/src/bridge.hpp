@@ -120,10 +120,13 @@ class spin_lock {
     // acquire: pairs with unlock's release (the previous holder's writes).
     return !m_held.load(std::memory_order_relaxed) && !m_held.exchange(true, std::memory_order_acquire);
   }
-  void lock() noexcept;  // spins a little, then yields (the holder may be preempted)
+  void lock() noexcept {
+    if (!try_lock()) lock_contended();  // the uncontended case inline: one exchange
+  }
   void unlock() noexcept { m_held.store(false, std::memory_order_release); }  // pairs with try_lock
 
  private:
+  void lock_contended() noexcept;  // spins a little, then yields (the holder may be preempted)
   std::atomic<bool> m_held{false};
 };
 
@@ -171,6 +174,9 @@ struct alignas(128) outbox {
   // outboxes (items_sent() in bridge_progress.cpp says why relaxed is
   // enough), and the owner's idle test compares it with seen_posts.
   std::atomic<std::uint64_t> posts{0};
+  // Inline calls to the producer's own rank, run on the spot and counted in
+  // neither `posts` nor done (post_local says why); a statistic (tasks_run).
+  std::atomic<std::uint64_t> inline_runs{0};
   // A hint: some slot holds items. Written under lock; read relaxed by the
   // owner's routine look, and after a seq_cst fence before it sleeps.
   alignas(64) std::atomic<bool> has_open{false};
@@ -250,7 +256,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   long worker_idle_timeout_ns() noexcept;
 
   // Remote actors (bridge_actors.cpp).
-  void post_message(actor_address to, std::uint64_t type, const std::vector<std::byte>& bytes,
+  void post_message(actor_address to, std::uint64_t type, const std::byte* bytes, std::size_t n,
                     std::unique_ptr<strata::detail::remote_answer> answer) override;
   void answer(int source, std::uint64_t request, strata::detail::answer_status s,
               const std::vector<std::byte>& bytes) noexcept override;
@@ -351,6 +357,8 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void run_task(int source, const remote_entry* e, std::uint64_t request, std::vector<std::byte> args);
   void run_inline(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
   void invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
+  void invoke_posted(int source, const remote_entry* e, const std::byte* args, std::size_t n);
+  void report_posted_failure(int source, const remote_entry* e, const char* what) noexcept;
   void dispatch_actor(int source, const std::byte* p, std::size_t n);
   void dispatch_lookup(int source, const std::byte* p, std::size_t n);
   void attach_actors();
@@ -505,6 +513,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   clock::time_point m_last_pass{};
   long m_idle_wait_ns = 0;
   bool m_wave_started = false;  // step_quiescence started a wave in this pass
+  std::size_t m_pass_received = 0;  // under the MPI lock: buffers the last pass received
   unsigned m_empty_passes = 0;  // idle passes in a row that found nothing
   clock::time_point m_started;
 };

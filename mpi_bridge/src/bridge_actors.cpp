@@ -78,7 +78,7 @@ void bridge::forget_reply(std::uint64_t request) noexcept {
   m_awaited.store(m_replies.size(), std::memory_order_relaxed);
 }
 
-void bridge::post_message(actor_address to, std::uint64_t type, const std::vector<std::byte>& bytes,
+void bridge::post_message(actor_address to, std::uint64_t type, const std::byte* bytes, std::size_t n,
                           std::unique_ptr<sd::remote_answer> answer) {
   const int dest = static_cast<int>(to.rank());
   if (dest >= m_size) {
@@ -93,8 +93,7 @@ void bridge::post_message(actor_address to, std::uint64_t type, const std::vecto
   }
   std::uint64_t head[3] = {to.bits(), type, request};
   try {
-    post(dest, handler::actor_message, reinterpret_cast<const std::byte*>(head), sizeof head, bytes.data(),
-         bytes.size());
+    post(dest, handler::actor_message, reinterpret_cast<const std::byte*>(head), sizeof head, bytes, n);
   } catch (...) {
     if (request != 0) forget_reply(request);  // the caller gets the exception, not a future
     throw;

@@ -140,6 +140,7 @@ std::size_t bridge::pass_locked(bool helper) {
   m_owner_posted = false;
   std::size_t n = test_receives();
   n += probe_large();
+  m_pass_received = n;
   n += test_sends();
   // What inline handlers posted during this pass (replies, forwards): the
   // owner is their producer and it is done producing for this pass.
@@ -258,6 +259,8 @@ constexpr auto k_hot_window = std::chrono::microseconds(100);
 // progress thread's sleep), and 50 µs while a reply is awaited.
 constexpr long k_idle_wait_min_ns = 50'000;
 constexpr long k_idle_wait_max_ns = 1'000'000;
+// Its idle wait while a send is in flight or a producer's buffer is open.
+constexpr long k_idle_wait_busy_ns = 20'000;
 // While the comm worker is awake, and until k_active_window after the hot
 // window, the longest time between its passes.
 constexpr auto k_pass_interval = std::chrono::microseconds(20);
@@ -297,7 +300,14 @@ std::size_t bridge::worker_pass_inner(bool idle) {
   m_wave_started = false;
   const std::size_t n = pass_locked(false) + sealed;
   m_last_pass = clock::now();
-  if (n != 0 || m_last_pass_waves != 0 || m_wave_started) {
+  // Hot after what brings more traffic from other ranks: a receive, a wave,
+  // or a send while a reply is awaited. A send that only completed, or a
+  // buffer this pass sealed for a producer, does not: while a producer
+  // streams, its own thread sends (kick_sends), and a comm worker spinning
+  // beside it would take a core from it or from the receiving rank.
+  const bool traffic = m_pass_received != 0 || m_last_pass_waves != 0 || m_wave_started || sealed != 0 ||
+                       (n != 0 && m_awaited.load(std::memory_order_relaxed) != 0);
+  if (traffic) {
     m_hot_until = m_last_pass + k_hot_window;
     m_idle_wait_ns = k_idle_wait_min_ns;
     m_empty_passes = 0;
@@ -316,9 +326,10 @@ bool bridge::worker_ready(bool parking) noexcept {
   // seq_cst loads: the parker's re-check after its seq_cst announce, against
   // the producers' store, fence, load of `sleeping` (comm_worker.hpp).
   if (m_posted.load(std::memory_order_seq_cst) != m_seen_posted) return true;
-  if (m_pending_bytes.load(std::memory_order_seq_cst) != 0) return true;  // sealed, or in flight
-  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
-    if (ob->has_open.load(std::memory_order_seq_cst)) return true;
+  // A sealed buffer that no one has started sending. (One in flight, or an
+  // open one, is looked at after a short idle wait: worker_idle_timeout_ns.)
+  for (const auto& l : m_lanes) {
+    if (l->has_sealed.load(std::memory_order_seq_cst)) return true;
   }
   // A pass is due every k_pass_interval: while the worker spins searching
   // for tasks (tiered stealing's spin phase, thousands of rounds with
@@ -337,6 +348,15 @@ long bridge::worker_idle_timeout_ns() noexcept {
   // A reply awaited here comes by MPI, which cannot wake the worker: it
   // looks every k_idle_wait_min_ns until the reply came.
   if (m_awaited.load(std::memory_order_relaxed) != 0) return k_idle_wait_min_ns;  // relaxed: a hint
+  // A send in flight, or an open buffer: looked at again soon (the send
+  // needs MPI calls to complete; the buffer is due within flush_delay).
+  // seq_cst: this runs after the park announce, so a producer whose
+  // notify_worker missed `sleeping` stored has_open before its fence and
+  // is seen here (comm_worker.hpp, No lost wake-up).
+  if (m_pending_bytes.load(std::memory_order_seq_cst) != 0) return k_idle_wait_busy_ns;
+  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
+    if (ob->has_open.load(std::memory_order_seq_cst)) return k_idle_wait_busy_ns;
+  }
   const long t = m_idle_wait_ns == 0 ? k_idle_wait_min_ns : m_idle_wait_ns;
   m_idle_wait_ns = std::min(2 * t, k_idle_wait_max_ns);
   return t;
@@ -381,6 +401,10 @@ session_stats bridge::stats() const {
   s.termination_rounds = m_rounds.load(std::memory_order_relaxed);
   s.quiescence_calls = m_quiesce_calls.load(std::memory_order_relaxed);
   s.tasks_run = m_tasks_run.load(std::memory_order_relaxed);
+  // acquire: pairs with adopt_outbox's release (a new outbox is seen whole).
+  for (const outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
+    s.tasks_run += ob->inline_runs.load(std::memory_order_relaxed);
+  }
   s.actor_messages = m_actor_messages.load(std::memory_order_relaxed);
   s.producer_waits = m_producer_waits.load(std::memory_order_relaxed);
   return s;

@@ -178,6 +178,17 @@ void bridge::dispatch_buffer(int source, const std::byte* p, const buffer_header
   count_inline_done();
 }
 
+const remote_entry* cached_remote(std::uint64_t id) noexcept {
+  // One entry (items of one kind come in runs); entries never move.
+  thread_local std::uint64_t last_id = 0;
+  thread_local const remote_entry* last = nullptr;
+  if (id == last_id && last != nullptr) return last;
+  const remote_entry* e = find_remote(id);
+  last_id = id;
+  last = e;
+  return e;
+}
+
 void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_t n) {
   switch (h) {
     case handler::task: {
@@ -185,13 +196,8 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
         count_reject(reject::bad_payload);
         return;
       }
-      const std::uint64_t id = read_u64(p), request = read_u64(p + 8);
-      // One-entry cache (items of one kind come in runs); entries are stable.
-      thread_local std::uint64_t last_id = 0;
-      thread_local const remote_entry* last = nullptr;
-      const remote_entry* e = id == last_id && last != nullptr ? last : find_remote(id);
-      last_id = id;
-      last = e;
+      const std::uint64_t request = read_u64(p + 8);
+      const remote_entry* e = cached_remote(read_u64(p));
       if (e == nullptr) {
         count_reject(reject::bad_payload);
         return;
@@ -276,6 +282,10 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
 // caller counts the item done after that (quiescence.hpp).
 void bridge::invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args,
                     std::size_t n) {
+  if (request == 0) {
+    invoke_posted(source, e, args, n);
+    return;
+  }
   scratch reply_buffer;  // no allocation per call once the thread's buffer has grown
   std::vector<std::byte>& reply = reply_buffer.bytes();
   reply.resize(9);
@@ -315,6 +325,26 @@ void bridge::invoke(int source, const remote_entry* e, std::uint64_t request, co
       post(source, handler::reply, reply.data(), reply.size());
     }
   }
+}
+
+// A post_at's call: no reply to build; a result is encoded and dropped,
+// an exception counted and reported here.
+void bridge::invoke_posted(int source, const remote_entry* e, const std::byte* args, std::size_t n) {
+  scratch dropped;
+  try {
+    reader r(args, n);
+    e->invoke(r, dropped.bytes());
+  } catch (const std::exception& ex) {
+    report_posted_failure(source, e, ex.what());
+  } catch (...) {
+    report_posted_failure(source, e, "an exception that is not a std::exception");
+  }
+}
+
+void bridge::report_posted_failure(int source, const remote_entry* e, const char* what) noexcept {
+  m_task_errors.fetch_add(1, std::memory_order_relaxed);
+  std::fprintf(stderr, "strata::mpi: remote function '%s' threw on rank %d: %s (called from rank %d by post_at)\n",
+               e->name.c_str(), m_rank, what, source);
 }
 
 namespace {

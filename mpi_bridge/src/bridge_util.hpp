@@ -57,4 +57,7 @@ inline std::uint64_t read_u64(const std::byte* p) {
   return v;
 }
 
+// find_remote(id) through a one-entry cache per thread (bridge_receive.cpp).
+const remote_entry* cached_remote(std::uint64_t id) noexcept;
+
 }  // namespace strata::mpi::detail

@@ -21,28 +21,36 @@
 //   posted itself (an actor's answer): "flushed when the sender goes idle".
 //   The worker loop polls between tasks: every k_injector_period tasks
 //   while it is busy, at once when it is idle.
-// - ready(w): whether a pass has work: for a while after a pass that did
-//   something (the hot window: a reply or the next message is usually a few
-//   µs away, and incoming MPI traffic cannot wake anybody: Open MPI has no
-//   asynchronous progress), or while a buffer is open, sealed, or in
-//   flight, or something was posted since the last pass, or when the last
-//   pass is older than the pass interval (an awake worker that spins
-//   searching for tasks asks only ready(), never polls). So an idle rank's
-//   comm worker spins about the hot window, then parks. An idle pass after
-//   a run of empty ones yields the core.
+// - ready(w): whether a pass has work: for a while after a pass that
+//   brought traffic (the hot window: a receive, a wave, or a send while a
+//   reply is awaited: the reply or the next message is usually a few µs
+//   away, and incoming MPI traffic cannot wake anybody: Open MPI has no
+//   asynchronous progress), or while a sealed buffer waits to be sent, or
+//   something was posted since the last pass, or when the last pass is
+//   older than the pass interval (an awake worker that spins searching for
+//   tasks asks only ready(), never polls). So an idle rank's comm worker
+//   spins about the hot window, then parks. An idle pass after a run of
+//   empty ones yields the core. A producer's open buffer, or a send in
+//   flight, is not work by itself: while a thread streams posts, it seals
+//   its buffers and sends them itself (kick_sends), and a comm worker
+//   spinning beside it took a third of the two cores from it and from the
+//   receiving rank (the 8 B rate went from 25 to 40 M/s without it).
 // - The idle wait: a timed sleep on the worker's own parking word, 50 µs
 //   doubling to 1 ms while nothing comes, so a parked comm worker still
 //   receives within a millisecond (as the progress thread does); 50 µs
-//   while a reply is awaited on this rank. A
-//   producer that needs the owner (it opened or queued a buffer) calls
-//   notify_worker, which wakes the parked worker through that same word;
-//   wake_idle has nothing more to do.
+//   while a reply is awaited on this rank; 20 µs while a send is in flight
+//   or a producer's buffer is open (the send needs MPI calls to complete,
+//   the buffer is due within flush_delay). A producer that needs the owner
+//   (it opened or queued a buffer) calls notify_worker, which wakes the
+//   parked worker through that same word; wake_idle has nothing more to do.
 //
 // No lost wake-up: producers store their hint (has_open, has_sealed,
-// pending bytes, m_posted), then notify_worker (seq_cst fence, load of
-// `sleeping`); the parker stores `sleeping` (seq_cst) and its re-check
-// reads the hints with seq_cst loads in ready(). One of the two sees the
-// other (parking.cpp's protocol).
+// pending bytes), then notify_worker (seq_cst fence, load of `sleeping`);
+// the parker stores `sleeping` (seq_cst), and its re-check in ready() and
+// the choice of its timeout read the hints with seq_cst loads. One of the
+// two sees the other (parking.cpp's protocol): the producer wakes the
+// worker, or the worker does not park (a sealed buffer) or parks for the
+// short wait (an open one, due only after flush_delay anyway).
 //
 // Life. The source is made once per runtime (a subsystem: the core never
 // removes sources), when its first session under progress=worker starts,

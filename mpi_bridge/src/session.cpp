@@ -31,8 +31,8 @@ progress_mode session::progress_kind() const noexcept { return m_b->mode(); }
 bool session::owns_mpi() const noexcept { return m_b->owns_mpi(); }
 bool session::owner_here() const noexcept { return m_b->owner_here(); }
 
-void session::post_task(int rank, const std::vector<std::byte>& payload) {
-  m_b->post(rank, detail::handler::task, payload.data(), payload.size());
+void session::post_task(int rank, const std::byte* payload, std::size_t n) {
+  m_b->post(rank, detail::handler::task, payload, n);
 }
 
 std::uint64_t session::expect_reply(int rank, std::unique_ptr<detail::reply_sink> sink) {

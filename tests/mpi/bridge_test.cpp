@@ -314,6 +314,7 @@ TEST(Delivery, ThreadsThatEndLeaveNothingBehind) {
 TEST(Inline, HandlersRunOnTheOwnerExactlyOnce) {
   for (auto& b : g_bins) b = 0;
   g_on_worker = 0;
+  const std::uint64_t run_before = g_mpi->stats().tasks_run;  // before any peer can post
   app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });  // no peer posts before every rank reset its bins
   const std::size_t per_rank = strata::test::scaled(200'000);
   std::mt19937_64 rng(99 + static_cast<std::uint64_t>(g_mpi->rank()));
@@ -325,6 +326,9 @@ TEST(Inline, HandlersRunOnTheOwnerExactlyOnce) {
     g_mpi->post_at(to, bump, bin);
   }
   g_mpi->wait_quiescent();
+  // Read before the collective below: past it, a faster rank may start the
+  // next test and post to this one.
+  const std::uint64_t run_after = g_mpi->stats().tasks_run;
   std::vector<std::uint64_t> want(mine.size());
   app_mpi([&] {
     return MPI_Allreduce(mine.data(), want.data(), static_cast<int>(mine.size()), MPI_UINT64_T, MPI_SUM,
@@ -336,6 +340,11 @@ TEST(Inline, HandlersRunOnTheOwnerExactlyOnce) {
   }
   EXPECT_EQ(wrong, 0u);
   EXPECT_EQ(g_on_worker.load(), 0u) << "an inline handler ran as a task";
+  // Every call that ran here is counted once, those from this rank (run on
+  // the posting thread, outside the termination counts) among them.
+  std::uint64_t ran_here = 0;
+  for (std::size_t b = 0; b < g_bins.size(); ++b) ran_here += want[static_cast<std::size_t>(g_mpi->rank()) * g_bins.size() + b];
+  EXPECT_EQ(run_after - run_before, ran_here);
 }
 
 // Chains of random length between random ranks: when wait_quiescent returns,

@@ -212,6 +212,52 @@ TEST(Serialize, CorruptLengthsThrowAndNeverOverread) {
   EXPECT_THROW((void)r6.value<bool>(), decode_error);
 }
 
+// A struct that goes field by field (std::pair is not trivially copyable)
+// and still has a fixed size.
+struct pair_and_flag {
+  std::pair<int, std::uint16_t> a;
+  bool flag;
+};
+
+template <class T>
+void expect_fixed_matches_writer(const T& v) {
+  std::vector<std::byte> by_writer;
+  writer w(by_writer);
+  w.value(v);
+  constexpr std::size_t n = fixed_size<T>();
+  static_assert(n != k_not_fixed);
+  ASSERT_EQ(n, by_writer.size());
+  std::vector<std::byte> by_put(n + 1, std::byte{0xee});
+  EXPECT_EQ(put_fixed(by_put.data(), v), by_put.data() + n);
+  EXPECT_EQ(by_put[n], std::byte{0xee}) << "wrote past its size";
+  by_put.resize(n);
+  EXPECT_EQ(by_put, by_writer);
+}
+
+// post_at, submit_at and remote actor sends encode fixed-size arguments on
+// the stack with put_fixed: the bytes are writer::value's, so the receiver's
+// reader decodes them.
+TEST(Serialize, FixedSizeValuesEncodeAsTheWriterDoes) {
+  expect_fixed_matches_writer(std::uint64_t{0x0102030405060708});
+  expect_fixed_matches_writer(true);
+  expect_fixed_matches_writer(point{1.5, -2.5, 7});
+  expect_fixed_matches_writer(std::make_pair(3, 4.5));
+  expect_fixed_matches_writer(std::make_tuple(std::uint32_t{9}, false, point{0, 1, 2}, 'c'));
+  expect_fixed_matches_writer(std::tuple<>{});
+  expect_fixed_matches_writer(pair_and_flag{{-1, 65535}, true});
+  const pair_and_flag back = round_trip(pair_and_flag{{-1, 65535}, true});
+  EXPECT_EQ(back.a, (std::pair<int, std::uint16_t>{-1, 65535}));
+  EXPECT_TRUE(back.flag);
+  static_assert(fixed_size<std::tuple<>>() == 0);
+  static_assert(fixed_size<std::tuple<int, bool>>() == sizeof(int) + 1);
+  static_assert(fixed_size<std::string>() == k_not_fixed);
+  static_assert(fixed_size<std::vector<int>>() == k_not_fixed);
+  static_assert(fixed_size<std::optional<int>>() == k_not_fixed);
+  static_assert(fixed_size<named>() == k_not_fixed, "customised: its own encoding");
+  static_assert(fixed_size<std::tuple<int, std::string>>() == k_not_fixed);
+  static_assert(fixed_size<job>() == k_not_fixed);
+}
+
 // What cannot cross ranks is refused at compile time.
 static_assert(serializable<int> && serializable<point> && serializable<std::string> && serializable<named>);
 static_assert(serializable<std::vector<std::tuple<int, std::string>>>);

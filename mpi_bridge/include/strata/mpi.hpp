@@ -224,9 +224,16 @@ class session {
   session_stats stats() const;
 
  private:
+  // A call whose arguments have a fixed encoded size up to this many bytes
+  // is encoded on the stack (detail::put_fixed), not in the scratch buffer.
+  static constexpr std::size_t k_stack_call = 256;
+  template <class F>
+  static const detail::remote_entry& entry_of(F* fn);
   template <class F, class... Args>
   void encode_call(std::vector<std::byte>& payload, F* fn, std::uint64_t request, Args&&... args) const;
-  void post_task(int rank, const std::vector<std::byte>& payload);
+  template <class F, class... Args>
+  static void encode_fixed_call(std::byte* out, F* fn, std::uint64_t request, Args&&... args);
+  void post_task(int rank, const std::byte* payload, std::size_t n);
   void publish_address(actor_address a, std::uint64_t type, const std::type_info& t, std::string_view name);
   actor_address lookup(int rank, std::string_view name, const std::type_info& t);
   std::uint64_t expect_reply(int rank, std::unique_ptr<detail::reply_sink> sink);
@@ -238,49 +245,84 @@ class session {
   std::unique_ptr<detail::bridge> m_b;
 };
 
-template <class F, class... Args>
-void session::encode_call(std::vector<std::byte>& payload, F* fn, std::uint64_t request, Args&&... args) const {
-  using traits = detail::fn_traits<F*>;
-  using tuple = typename traits::args;
-  static_assert(sizeof...(Args) == std::tuple_size_v<tuple>, "strata::mpi: wrong number of arguments for fn");
-  static_assert(std::is_constructible_v<tuple, Args&&...>, "strata::mpi: the arguments do not convert to fn's");
+template <class F>
+const detail::remote_entry& session::entry_of(F* fn) {
   // Entries never move or go away once registered: a per-thread cache of
   // the last function looked up spares the registry's lock per call.
   thread_local const void* last_fn = nullptr;
   thread_local const detail::remote_entry* last_entry = nullptr;
   const void* key = reinterpret_cast<const void*>(fn);
   const detail::remote_entry* e = key == last_fn ? last_entry : detail::find_remote(key);
-  last_fn = key;
-  last_entry = e;
   if (e == nullptr) {
     throw usage_error("strata::mpi: this function is not a remote function: register it with "
                       "STRATA_MPI_REMOTE(name) at namespace scope");
   }
+  last_fn = key;
+  last_entry = e;
+  return *e;
+}
+
+// The payload of a call: the function's id, the request (0: no reply), the
+// arguments converted to the function's parameter types.
+template <class F, class... Args>
+void session::encode_call(std::vector<std::byte>& payload, F* fn, std::uint64_t request, Args&&... args) const {
+  using tuple = typename detail::fn_traits<F*>::args;
+  static_assert(sizeof...(Args) == std::tuple_size_v<tuple>, "strata::mpi: wrong number of arguments for fn");
+  static_assert(std::is_constructible_v<tuple, Args&&...>, "strata::mpi: the arguments do not convert to fn's");
+  const detail::remote_entry& e = entry_of(fn);
   writer w(payload);
-  w.value(e->id);
+  w.value(e.id);
   w.value(request);
   w.value(tuple(std::forward<Args>(args)...));
+}
+
+// The same bytes, into `out` (16 + fixed_size<args> bytes).
+template <class F, class... Args>
+void session::encode_fixed_call(std::byte* out, F* fn, std::uint64_t request, Args&&... args) {
+  using tuple = typename detail::fn_traits<F*>::args;
+  static_assert(sizeof...(Args) == std::tuple_size_v<tuple>, "strata::mpi: wrong number of arguments for fn");
+  static_assert(std::is_constructible_v<tuple, Args&&...>, "strata::mpi: the arguments do not convert to fn's");
+  const std::uint64_t id = entry_of(fn).id;
+  std::memcpy(out, &id, sizeof id);
+  std::memcpy(out + sizeof id, &request, sizeof request);
+  detail::put_fixed(out + 2 * sizeof(std::uint64_t), tuple(std::forward<Args>(args)...));
 }
 
 template <class F, class... Args>
 auto session::submit_at(int rank, F* fn, Args&&... args) -> future<typename detail::fn_traits<F*>::result> {
   using R = typename detail::fn_traits<F*>::result;
+  constexpr std::size_t fixed = detail::fixed_size<typename detail::fn_traits<F*>::args>();
   auto st = std::make_shared<strata::detail::future_state<R>>(&m_rt.core());
   // Encoded first: an unregistered function or a bad argument throws before
-  // a request is recorded.
-  scratch payload;
-  encode_call(payload.bytes(), fn, 0, std::forward<Args>(args)...);
-  const std::uint64_t request = expect_reply(rank, std::make_unique<detail::reply_of<R>>(st));
-  std::memcpy(payload.bytes().data() + sizeof(std::uint64_t), &request, sizeof request);
-  post_task(rank, payload.bytes());
+  // a request is recorded; the request goes in after.
+  if constexpr (fixed <= k_stack_call) {
+    std::array<std::byte, 2 * sizeof(std::uint64_t) + fixed> payload;
+    encode_fixed_call(payload.data(), fn, 0, std::forward<Args>(args)...);
+    const std::uint64_t request = expect_reply(rank, std::make_unique<detail::reply_of<R>>(st));
+    std::memcpy(payload.data() + sizeof(std::uint64_t), &request, sizeof request);
+    post_task(rank, payload.data(), payload.size());
+  } else {
+    scratch payload;
+    encode_call(payload.bytes(), fn, 0, std::forward<Args>(args)...);
+    const std::uint64_t request = expect_reply(rank, std::make_unique<detail::reply_of<R>>(st));
+    std::memcpy(payload.bytes().data() + sizeof(std::uint64_t), &request, sizeof request);
+    post_task(rank, payload.bytes().data(), payload.bytes().size());
+  }
   return future<R>(std::move(st));
 }
 
 template <class F, class... Args>
 void session::post_at(int rank, F* fn, Args&&... args) {
-  scratch payload;
-  encode_call(payload.bytes(), fn, 0, std::forward<Args>(args)...);
-  post_task(rank, payload.bytes());
+  constexpr std::size_t fixed = detail::fixed_size<typename detail::fn_traits<F*>::args>();
+  if constexpr (fixed <= k_stack_call) {
+    std::array<std::byte, 2 * sizeof(std::uint64_t) + fixed> payload;
+    encode_fixed_call(payload.data(), fn, 0, std::forward<Args>(args)...);
+    post_task(rank, payload.data(), payload.size());
+  } else {
+    scratch payload;
+    encode_call(payload.bytes(), fn, 0, std::forward<Args>(args)...);
+    post_task(rank, payload.bytes().data(), payload.bytes().size());
+  }
 }
 
 template <class T>

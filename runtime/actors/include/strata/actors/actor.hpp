@@ -38,6 +38,7 @@
 // which are kept as copies) or stop (later messages are dead letters).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -418,12 +419,18 @@ class actor_ref {
   template <class M>
   [[gnu::noinline]] void send_remote(const M& m) const {
     using V = std::decay_t<M>;
-    if constexpr (mpi::serializable<V>) {
+    if constexpr (mpi::serializable<V> && mpi::detail::fixed_size<V>() <= k_stack_message) {
+      std::array<std::byte, mpi::detail::fixed_size<V>() + 1> bytes;  // + 1: never a zero-length array
+      mpi::detail::put_fixed(bytes.data(), m);
+      detail::port_for(*m_sys, m_address)
+          .post_message(m_address, detail::remote_message<T, V>::id, bytes.data(), bytes.size() - 1, nullptr);
+    } else if constexpr (mpi::serializable<V>) {
       mpi::scratch bytes;
       mpi::writer w(bytes.bytes());
       w.value(m);
       detail::port_for(*m_sys, m_address)
-          .post_message(m_address, detail::remote_message<T, V>::id, bytes.bytes(), nullptr);
+          .post_message(m_address, detail::remote_message<T, V>::id, bytes.bytes().data(), bytes.bytes().size(),
+                        nullptr);
     } else {
       detail::throw_not_serializable(typeid(V), m_address);
     }
@@ -437,7 +444,7 @@ class actor_ref {
       w.value(m);
       auto st = std::make_shared<detail::future_state<R>>(&m_sys->core);
       detail::port_for(*m_sys, m_address)
-          .post_message(m_address, detail::remote_message<T, V>::id, bytes.bytes(),
+          .post_message(m_address, detail::remote_message<T, V>::id, bytes.bytes().data(), bytes.bytes().size(),
                         std::make_unique<detail::remote_answer_of<R>>(st));
       return future<R>(std::move(st));
     } else {
@@ -447,6 +454,9 @@ class actor_ref {
   void check(const char* what) const {
     if (m_sys == nullptr) throw usage_error(std::string("strata::actor_ref::") + what + " on an empty actor_ref");
   }
+  // A remote message of a fixed encoded size up to this many bytes is
+  // encoded on the stack (mpi::detail::put_fixed), not in the scratch buffer.
+  static constexpr std::size_t k_stack_message = 256;
   // The runtime, for the fast path: nullptr for an empty handle and for an
   // actor on another rank.
   detail::runtime_core* m_rt = nullptr;

@@ -63,10 +63,7 @@ class reader {
  public:
   reader(const std::byte* p, std::size_t n) noexcept : m_p(p), m_left(n) {}
   void bytes(void* dst, std::size_t n) {
-    if (n > m_left) {
-      throw decode_error("strata::mpi: truncated value (wanted " + std::to_string(n) + " bytes, " +
-                         std::to_string(m_left) + " left)");
-    }
+    if (n > m_left) throw_truncated(n, m_left);
     if (n != 0) std::memcpy(dst, m_p, n);
     m_p += n;
     m_left -= n;
@@ -76,10 +73,7 @@ class reader {
   std::size_t count(std::size_t element) {
     std::uint64_t n = 0;
     bytes(&n, sizeof n);
-    if (element != 0 && n > m_left / element) {
-      throw decode_error("strata::mpi: length " + std::to_string(n) + " exceeds the " + std::to_string(m_left) +
-                         " bytes left");
-    }
+    if (element != 0 && n > m_left / element) throw_too_long(n, m_left);
     return static_cast<std::size_t>(n);
   }
   std::size_t left() const noexcept { return m_left; }
@@ -87,6 +81,15 @@ class reader {
   T value();
 
  private:
+  // Out of line, so that the checks above stay a compare and a branch.
+  [[noreturn, gnu::noinline, gnu::cold]] static void throw_truncated(std::size_t wanted, std::size_t left) {
+    throw decode_error("strata::mpi: truncated value (wanted " + std::to_string(wanted) + " bytes, " +
+                       std::to_string(left) + " left)");
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] static void throw_too_long(std::uint64_t n, std::size_t left) {
+    throw decode_error("strata::mpi: length " + std::to_string(n) + " exceeds the " + std::to_string(left) +
+                       " bytes left");
+  }
   // Braced initialisation evaluates the elements left to right.
   template <class T, std::size_t... I>
   T read_tuple(std::index_sequence<I...>) {
@@ -220,6 +223,68 @@ constexpr bool serializable_v() {
     return all_serializable<F>(std::make_index_sequence<std::tuple_size_v<F>>{});
   } else {
     return plain_bytes<T>;
+  }
+}
+
+// The encoded size of T when it does not depend on the value (plain bytes,
+// bool, and pairs, tuples and field-by-field aggregates of those), else
+// k_not_fixed. Such a value is encoded into a buffer on the stack by
+// put_fixed (the same bytes writer::value writes), with no heap and no
+// per-value size check: a post of a few integers is a few stores.
+inline constexpr std::size_t k_not_fixed = ~std::size_t{0};
+template <class Tuple, std::size_t... I>
+constexpr std::size_t fixed_sum(std::index_sequence<I...>);
+template <class T>
+constexpr std::size_t fixed_size() {
+  if constexpr (customised<T> || std::is_same_v<T, std::string> || is_vector<T>::value || is_optional<T>::value) {
+    return k_not_fixed;
+  } else if constexpr (is_pair<T>::value) {
+    return fixed_sum<std::tuple<typename T::first_type, typename T::second_type>>(std::make_index_sequence<2>{});
+  } else if constexpr (is_tuple<T>::value) {
+    return fixed_sum<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else if constexpr (by_fields<T>) {
+    using F = fields_t<T>;
+    return fixed_sum<F>(std::make_index_sequence<std::tuple_size_v<F>>{});
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return 1;
+  } else if constexpr (plain_bytes<T>) {
+    return sizeof(T);
+  } else {
+    return k_not_fixed;
+  }
+}
+template <class Tuple, std::size_t... I>
+constexpr std::size_t fixed_sum(std::index_sequence<I...>) {
+  constexpr std::size_t sizes[] = {std::size_t{0}, fixed_size<std::tuple_element_t<I, Tuple>>()...};
+  std::size_t total = 0;
+  for (std::size_t s : sizes) {
+    if (s == k_not_fixed) return k_not_fixed;
+    total += s;
+  }
+  return total;
+}
+
+// Writes v as writer::value does; p has fixed_size<T>() bytes. Returns the
+// end of what it wrote.
+template <class T>
+std::byte* put_fixed(std::byte* p, const T& v) noexcept {
+  static_assert(fixed_size<T>() != k_not_fixed);
+  if constexpr (is_pair<T>::value) {
+    return put_fixed(put_fixed(p, v.first), v.second);
+  } else if constexpr (is_tuple<T>::value || by_fields<T>) {
+    auto put_all = [&p](const auto&... e) { ((p = put_fixed(p, e)), ...); };
+    if constexpr (is_tuple<T>::value) {
+      std::apply(put_all, v);
+    } else {
+      std::apply(put_all, tie_fields(v));
+    }
+    return p;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    *p = std::byte{static_cast<unsigned char>(v ? 1 : 0)};
+    return p + 1;
+  } else {
+    std::memcpy(p, &v, sizeof v);
+    return p + sizeof v;
   }
 }
 

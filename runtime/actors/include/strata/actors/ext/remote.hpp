@@ -72,10 +72,11 @@ struct remote_return {
 // session is open (actor_system::remote).
 struct remote_port {
   virtual ~remote_port() = default;
-  // Sends `bytes`, a message of pair id `type`, to actor `to` on its rank;
-  // `answer` is nullptr for a send. Throws usage_error for a rank that does
-  // not exist, mpi::remote_error-like errors for one that is gone.
-  virtual void post_message(actor_address to, std::uint64_t type, const std::vector<std::byte>& bytes,
+  // Sends the n bytes at `bytes`, a message of pair id `type`, to actor `to`
+  // on its rank; `answer` is nullptr for a send. Throws usage_error for a
+  // rank that does not exist, mpi::remote_error-like errors for one that is
+  // gone.
+  virtual void post_message(actor_address to, std::uint64_t type, const std::byte* bytes, std::size_t n,
                             std::unique_ptr<remote_answer> answer) = 0;
 };
 
