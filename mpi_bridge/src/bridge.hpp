@@ -332,6 +332,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void check_registries();
   // Outboxes (bridge_send.cpp).
   outbox& my_outbox();
+  outbox& my_outbox_slow();
   outbox& adopt_outbox();
   void open_slot(outbox& ob, int dest, std::size_t item);
   // Under ob.lock: seals dest's open buffer and queues it on the link in

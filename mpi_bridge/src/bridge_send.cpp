@@ -55,15 +55,21 @@ live_bridges& live() {
 }
 std::atomic<std::uint64_t> g_next_bridge_id{1};  // relaxed: only unique
 
-// The calling thread's outboxes, by bridge id; the last one used first.
+// The calling thread's outboxes, by bridge id; the last one used first, in
+// a thread_local of its own: trivially destructible, so reading it is a
+// load from the thread pointer, where a thread_local with a destructor goes
+// through its init wrapper on every access (a twentieth of a posting
+// thread's samples).
+struct outbox_entry {
+  std::uint64_t bridge = 0;
+  outbox* ob = nullptr;
+};
+thread_local outbox_entry t_last_outbox;
 struct thread_outboxes {
-  struct entry {
-    std::uint64_t bridge = 0;
-    outbox* ob = nullptr;
-  };
-  entry last;
+  using entry = outbox_entry;
   std::vector<entry> all;
   ~thread_outboxes() {
+    t_last_outbox = {};  // its outbox is about to be given up
     live_bridges& l = live();
     std::lock_guard lock(l.m);
     for (const auto& e : all) {
@@ -118,7 +124,7 @@ void forget_bridge_id(std::uint64_t id) noexcept {
 }
 
 outbox* bridge::find_my_outbox() noexcept {
-  if (t_outboxes.last.bridge == m_id) return t_outboxes.last.ob;
+  if (t_last_outbox.bridge == m_id) return t_last_outbox.ob;
   for (const auto& e : t_outboxes.all) {
     if (e.bridge == m_id) return e.ob;
   }
@@ -126,10 +132,14 @@ outbox* bridge::find_my_outbox() noexcept {
 }
 
 outbox& bridge::my_outbox() {
-  if (t_outboxes.last.bridge == m_id) return *t_outboxes.last.ob;
+  if (t_last_outbox.bridge == m_id) [[likely]] return *t_last_outbox.ob;
+  return my_outbox_slow();
+}
+
+outbox& bridge::my_outbox_slow() {
   for (const auto& e : t_outboxes.all) {
     if (e.bridge == m_id) {
-      t_outboxes.last = e;
+      t_last_outbox = e;
       return *e.ob;
     }
   }
@@ -167,7 +177,7 @@ outbox& bridge::adopt_outbox() {
     std::erase_if(t_outboxes.all, [&](const thread_outboxes::entry& e) { return lb.ids.count(e.bridge) == 0; });
   }
   t_outboxes.all.push_back({m_id, ob});
-  t_outboxes.last = {m_id, ob};
+  t_last_outbox = {m_id, ob};
   return *ob;
 }
 
