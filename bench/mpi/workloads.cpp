@@ -17,6 +17,7 @@
 //                         MPI_Alltoallv of the updates, apply
 //              strata     post_at(owner, bump, bin) per update (coalesced,
 //                         an inline handler applies it), wait_quiescent
+//              strata-task  the same loop inside rt.submit(...).get()
 //              strata-actor  send(bump{bin}) to the owner rank's histogram
 //                         actor per update, wait_quiescent
 //              Checked: the bins' total equals the updates and the bins
@@ -277,6 +278,27 @@ double histogram_strata(strata::mpi::session& mpi, const std::vector<std::uint64
   return secs;
 }
 
+// The same loop as a task on the runtime (the way a strata program runs its
+// work): with one worker per rank under progress=worker, that worker is the
+// comm worker, so each rank runs one busy thread, as the Alltoallv version
+// does; its posts make the passes that receive the other rank's updates.
+double histogram_strata_task(strata::runtime& rt, strata::mpi::session& mpi,
+                             const std::vector<std::uint64_t>& updates, std::vector<std::uint64_t>& bins) {
+  bins.assign(k_bins_per_rank, 0);
+  g_bins = &bins;
+  mpi.wait_quiescent();
+  const auto t0 = clock_type::now();
+  rt.submit([&] {
+      for (std::uint64_t u : updates) {
+        mpi.post_at(static_cast<int>(u / k_bins_per_rank), bump, static_cast<std::uint32_t>(u % k_bins_per_rank));
+      }
+    }).get();
+  mpi.wait_quiescent();
+  const double secs = seconds_since(t0);
+  g_bins = nullptr;
+  return secs;
+}
+
 double histogram_actors(strata::runtime& rt, strata::mpi::session& mpi, const std::vector<std::uint64_t>& updates,
                         std::vector<std::uint64_t>& bins, int rep) {
   auto mine = rt.spawn_actor<histogram_actor>();
@@ -331,19 +353,22 @@ void run_histogram(strata::runtime& rt, strata::mpi::session& mpi, const options
   const std::size_t mine = o.updates / static_cast<std::size_t>(g_size);
   const std::uint64_t total = static_cast<std::uint64_t>(mine) * static_cast<std::uint64_t>(g_size);
   const std::vector<std::uint64_t> updates = make_updates(mine);
-  std::vector<double> a2a, st, act;
+  std::vector<double> a2a, st, task, act;
   std::vector<std::uint64_t> want, got;
   for (int r = 0; r < o.reps; ++r) {
     a2a.push_back(mpi.serialized([&] { return histogram_alltoallv(updates, want); }));
     mpi.serialized([&] { check_bins(want, want, "alltoallv", total); });
     st.push_back(histogram_strata(mpi, updates, got));
     mpi.serialized([&] { check_bins(want, got, "strata", total); });
+    task.push_back(histogram_strata_task(rt, mpi, updates, got));
+    mpi.serialized([&] { check_bins(want, got, "strata-task", total); });
     act.push_back(histogram_actors(rt, mpi, updates, got, r));
     mpi.serialized([&] { check_bins(want, got, "strata-actor", total); });
   }
   const std::string p = std::to_string(total / 1'000'000) + "M";
   report("histogram", "alltoallv", p, static_cast<double>(total) / median(a2a) / 1e6, "M upd/s");
   report("histogram", "strata", p, static_cast<double>(total) / median(st) / 1e6, "M upd/s");
+  report("histogram", "strata-task", p, static_cast<double>(total) / median(task) / 1e6, "M upd/s");
   report("histogram", "strata-actor", p, static_cast<double>(total) / median(act) / 1e6, "M upd/s");
 }
 

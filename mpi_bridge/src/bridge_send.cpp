@@ -414,12 +414,22 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
 
 // A producer's buffer was queued: send it from this thread when no one is
 // making MPI calls and this thread may make them; else the owner will.
+// The owner itself (the comm worker posting from a task, the session's
+// thread under progress=caller) makes a whole pass instead, once per
+// buffer: what the other ranks send meanwhile is received and its inline
+// handlers run, and heartbeats go out, while a long loop of posts keeps
+// the owner from its passes between tasks (YGM's async makes progress the
+// same way). Never inside a pass (post returns before this there).
 void bridge::kick_sends() {
   if (m_mode != progress_mode::caller || owner_here()) {
     std::unique_lock lock(m_mpi, std::try_to_lock);
     if (lock.owns_lock()) {
-      test_sends();
-      start_sends();
+      if (m_mode != progress_mode::thread && owner_here()) {
+        pass_locked(false);
+      } else {
+        test_sends();
+        start_sends();
+      }
       return;
     }
   }

@@ -560,6 +560,35 @@ TEST(CommWorker, PassesRunOnTheCommWorkerWhichParksWhenIdle) {
   g_mpi->wait_quiescent();
 }
 
+// A task on the comm worker that posts without end keeps the rank receiving:
+// each full buffer it sends makes a pass, so the other ranks' items (and
+// heartbeats) go on while the task runs. Without those passes a loop like
+// this one heard nothing until the pending-bytes cap (64 MiB, about 2·10^6
+// of these posts) made the posting thread drain.
+std::atomic<std::uint64_t> g_heard{0};
+void heard(std::uint32_t) { g_heard.fetch_add(1, std::memory_order_relaxed); }
+STRATA_MPI_REMOTE_INLINE(heard);
+
+TEST(CommWorker, ATaskThatPostsKeepsTheRankReceiving) {
+  if (g_mpi->progress_kind() != strata::mpi::progress_mode::worker) GTEST_SKIP() << "progress is not worker";
+  const auto comm = static_cast<unsigned>(g_mpi->stats().comm_worker);
+  g_heard = 0;
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });
+  const int next = (g_mpi->rank() + 1) % g_mpi->size();
+  auto f = g_rt->submit_on(strata::worker_id{comm}, [next] {
+    std::uint64_t posts = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (g_heard.load(std::memory_order_relaxed) == 0 && std::chrono::steady_clock::now() < until) {
+      g_mpi->post_at(next, heard, static_cast<std::uint32_t>(posts++));
+    }
+    return posts;
+  });
+  const std::uint64_t posts = f.get();
+  g_mpi->wait_quiescent();
+  EXPECT_GT(g_heard.load(), 0u);
+  EXPECT_LT(posts, 500'000u) << "the task heard its peer only after " << posts << " posts";
+}
+
 TEST(Coexistence, ApplicationAnySourceTrafficBesideTheBridge) {
   const int n = g_mpi->size(), me = g_mpi->rank();
   const int rounds = 200;

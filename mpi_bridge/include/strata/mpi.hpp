@@ -54,8 +54,9 @@ struct config {
   send_mode mode = send_mode::throughput;
   progress_mode progress = progress_mode::automatic;  // thread unless the level is FUNNELED
   // progress=worker: the comm worker's index; last_worker: the runtime's last.
-  // A task on it that runs longer than deadline_ms holds the rank's
-  // heartbeats back (its passes run between tasks).
+  // A task on it that runs longer than deadline_ms without posting holds
+  // the rank's heartbeats back (its passes run between tasks, and in a post
+  // that sends a full buffer).
   static constexpr unsigned last_worker = ~0u;
   unsigned comm_worker = last_worker;
   std::size_t buffer_bytes = std::size_t{64} << 10;    // per buffer, 4 KiB .. 4 MiB
