@@ -71,7 +71,8 @@ TEST(Synthetic, BadDescriptionsAreErrors) {
 
 // hwloc builds every object of a description before it checks anything:
 // 52705288 PUs kept it busy for minutes (tests/fuzz/regressions/env). Over
-// 16384 PUs is refused before hwloc sees it, however the count is spelt.
+// 16384 PUs is refused before hwloc sees it, however the count is spelt, and
+// so is a level of more than 1024 objects under one parent.
 TEST(Synthetic, HugeDescriptionsAreRefusedAtOnce) {
   for (const char* huge : {"052705288", "pack:256 core:256 pu:2", "pack:2(memory=1GB) core:99999999 pu:1",
                            "pu:16385", "pack:4294967296 pu:4294967296 pu:4294967296"}) {
@@ -83,6 +84,17 @@ TEST(Synthetic, HugeDescriptionsAreRefusedAtOnce) {
     }
   }
   EXPECT_EQ(topology::synthetic("pack:4 core:512 pu:2").num_pus(), 4096u);
+  // Few PUs, but one level so wide that hwloc takes seconds to build it
+  // (17 s for "8527"; tests/fuzz/regressions/{env,topology}/timeout-wide-level).
+  for (const char* wide : {"8527", "pack:1 core:4000 pu:3", "pack:1 nu\t000000:1 core\xff:4000 pu:3", "pu:1025"}) {
+    try {
+      (void)topology::synthetic(wide);
+      ADD_FAILURE() << "accepted '" << wide << "'";
+    } catch (const config_error& e) {
+      EXPECT_NE(std::string(e.what()).find("accepted: at most 1024 per level"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(topology::synthetic("pu:1024").num_pus(), 1024u);
   EXPECT_EQ(topology::synthetic("pack:2(memory=1GB) core:4 pu:2").num_pus(), 16u);
 }
 

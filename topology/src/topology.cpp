@@ -287,9 +287,18 @@ namespace {
 // More PUs than today's largest single-image nodes; past it strata's own
 // placement and steal tiers take seconds (16384 PUs: 3.3 s for strata-info).
 constexpr std::uint64_t k_max_synthetic_pus = 16384;
+// hwloc inserts an object's children one by one, each insertion walking the
+// children already there: a level of N under one parent costs about N^3
+// (lstopo --input: 2048 PUs under the machine 0.25 s, 4096 1.1 s, 8527
+// 12.6 s; strata-info 17 s for "8527" and for "pack:1 core:4000 pu:3", found
+// by the env and topology fuzzers). The widest real level, cores of one
+// package, is a few hundred.
+constexpr std::uint64_t k_max_synthetic_arity = 1024;
 
-std::uint64_t synthetic_pus(const std::string& desc) {
+// Also sets *widest to the largest count of one level.
+std::uint64_t synthetic_pus(const std::string& desc, std::uint64_t* widest) {
   std::uint64_t pus = 1;
+  *widest = 0;
   int paren = 0, bracket = 0;
   std::size_t i = 0;
   while (i < desc.size()) {
@@ -315,6 +324,7 @@ std::uint64_t synthetic_pus(const std::string& desc) {
       ++digits;
     }
     if (digits != 0 && n != 0) pus = pus > UINT64_MAX / n ? UINT64_MAX : pus * n;
+    if (digits != 0) *widest = std::max(*widest, n);
     i = end;
   }
   return pus;
@@ -329,9 +339,15 @@ topology topology::synthetic(std::string_view description) {
   if (desc.find_first_not_of(" \t") == std::string::npos) {
     throw config_error("strata: empty synthetic topology description; " + std::string(accepted));
   }
-  if (const std::uint64_t pus = synthetic_pus(desc); pus > k_max_synthetic_pus) {
+  std::uint64_t widest = 0;
+  if (const std::uint64_t pus = synthetic_pus(desc, &widest); pus > k_max_synthetic_pus) {
     throw config_error("strata: synthetic topology '" + desc + "' describes " + std::to_string(pus) +
                        " PUs; accepted: at most " + std::to_string(k_max_synthetic_pus) + " PUs");
+  }
+  if (widest > k_max_synthetic_arity) {
+    throw config_error("strata: synthetic topology '" + desc + "' has a level of " + std::to_string(widest) +
+                       " objects under one parent; accepted: at most " + std::to_string(k_max_synthetic_arity) +
+                       " per level (split it: 'pack:4 core:512 pu:2', not 'core:2048 pu:2')");
   }
   auto d = new_handle("synthetic: " + desc);
   if (hwloc_topology_set_synthetic(d->handle, desc.c_str()) != 0) {
