@@ -109,9 +109,7 @@ struct install_task {
   }
 };
 
-}  // namespace
-
-void send_message(actor_system& sys, task* t) {
+void route_message(actor_system& sys, task* t, bool direct_on_home) {
   runtime_core& rt = sys.core;
   const actor_address a = actor_address::from_bits(t->tag);
   if (a.rank() != sys.rank || a.worker() >= rt.workers.size()) {
@@ -127,13 +125,17 @@ void send_message(actor_system& sys, task* t) {
                       std::to_string(rt.workers.size()) + " workers)");
   }
   worker* w = current_worker();
-  if (w != nullptr && w->rt == &rt && w->index == a.worker()) {
+  if (direct_on_home && w != nullptr && w->rt == &rt && w->index == a.worker()) {
     send_local(sys.at(w->index), *w, t);
     return;
   }
   t->sink = static_cast<std::uint8_t>(sys.sink);
   submit_to_worker(rt, a.worker(), t);
 }
+}  // namespace
+
+void send_message(actor_system& sys, task* t) { route_message(sys, t, true); }
+void deliver_message(actor_system& sys, task* t) { route_message(sys, t, false); }
 
 actor_address spawn_actor(actor_system& sys, spawn_request req) {
   runtime_core& rt = sys.core;

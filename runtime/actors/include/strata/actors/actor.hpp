@@ -283,13 +283,14 @@ void deliver_remote(actor_system& sys, actor_address to, mpi::reader& r, remote_
     token.answer(answer_status::dead_letter, dead_letter_text(to));
     return;
   }
+  // Through the inbox even on the actor's worker (deliver_message says why).
   if (!token.wants_answer()) {
-    send_message(sys, make_message(sys, to, remote_send_frame<A, M>{std::move(m), std::move(token)}));
+    deliver_message(sys, make_message(sys, to, remote_send_frame<A, M>{std::move(m), std::move(token)}));
     return;
   }
   using R = reply_t<A, M>;
   if constexpr (k_remote_reply<R>) {
-    send_message(sys, make_message(sys, to, remote_ask_frame<A, M, R>{std::move(m), std::move(token), to}));
+    deliver_message(sys, make_message(sys, to, remote_ask_frame<A, M, R>{std::move(m), std::move(token), to}));
   } else {
     token.answer(answer_status::threw, std::string_view("the reply type cannot cross ranks"));
   }

@@ -110,5 +110,11 @@ void send_local(actor_worker& aw, worker& w, task* t) noexcept;
 // worker's inbox, or a usage_error for an address of another runtime
 // (actor_system.cpp).
 void send_message(actor_system& sys, task* t);
+// As send_message, always through the destination worker's inbox, even from
+// that worker: a transport delivering received messages (the MPI bridge's
+// passes) may run on the actor's worker one time and on another thread the
+// next, and only one path keeps them in arrival order (the inbox is FIFO;
+// a direct send from the worker would overtake what waits in it).
+void deliver_message(actor_system& sys, task* t);
 
 }  // namespace strata::detail
