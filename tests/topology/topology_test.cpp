@@ -85,8 +85,9 @@ TEST(Synthetic, HugeDescriptionsAreRefusedAtOnce) {
   }
   EXPECT_EQ(topology::synthetic("pack:4 core:512 pu:2").num_pus(), 4096u);
   // Few PUs, but one level so wide that hwloc takes seconds to build it
-  // (17 s for "8527"; tests/fuzz/regressions/{env,topology}/timeout-wide-level).
-  for (const char* wide : {"8527", "pack:1 core:4000 pu:3", "pack:1 nu\t000000:1 core\xff:4000 pu:3", "pu:1025"}) {
+  // (17 s for "8527"; tests/fuzz/regressions/{env,topology}/timeout-*-level).
+  for (const char* wide :
+       {"8527", "pack:1 core:4000 pu:3", "pack:1 nu\t000000:1 core\xff:4000 pu:3", "pu:1025", "4\n4096"}) {
     try {
       (void)topology::synthetic(wide);
       ADD_FAILURE() << "accepted '" << wide << "'";
@@ -95,6 +96,16 @@ TEST(Synthetic, HugeDescriptionsAreRefusedAtOnce) {
     }
   }
   EXPECT_EQ(topology::synthetic("pu:1024").num_pus(), 1024u);
+  // Levels narrow enough, but so many objects in wide groups that hwloc
+  // takes seconds (11 s for the first, 4 s for the second).
+  for (const char* costly : {"pack:64 core:256 pu:1", "pack:8 core:512 pu:4", "pack:16\rpu:1024"}) {
+    try {
+      (void)topology::synthetic(costly);
+      ADD_FAILURE() << "accepted '" << costly << "'";
+    } catch (const config_error& e) {
+      EXPECT_NE(std::string(e.what()).find("too costly for hwloc"), std::string::npos) << e.what();
+    }
+  }
   EXPECT_EQ(topology::synthetic("pack:2(memory=1GB) core:4 pu:2").num_pus(), 16u);
 }
 

@@ -287,18 +287,31 @@ namespace {
 // More PUs than today's largest single-image nodes; past it strata's own
 // placement and steal tiers take seconds (16384 PUs: 3.3 s for strata-info).
 constexpr std::uint64_t k_max_synthetic_pus = 16384;
-// hwloc inserts an object's children one by one, each insertion walking the
-// children already there: a level of N under one parent costs about N^3
-// (lstopo --input: 2048 PUs under the machine 0.25 s, 4096 1.1 s, 8527
-// 12.6 s; strata-info 17 s for "8527" and for "pack:1 core:4000 pu:3", found
-// by the env and topology fuzzers). The widest real level, cores of one
-// package, is a few hundred.
+// hwloc inserts objects one by one, each insertion walking the siblings
+// already under the parent it goes to (and comparing cpusets as wide as the
+// machine). A level of N objects in groups of k under their parents costs
+// about N·k steps: strata-info (release) took 1.7 s for "pack:4 numa:4
+// core:256 pu:4" (1.1·10^6 steps), 4 s for "pack:8 core:512 pu:4"
+// (2.2·10^6), 11 s for "pack:64 core:256 pu:1" (4.2·10^6), 17 s for
+// "pack:16 core:1024 pu:1" and for "8527" (16.8·10^6 and 72.7·10^6), all of
+// them within 16384 PUs; found by the env and topology fuzzers. The widest
+// real level, cores of one package, is a few hundred.
 constexpr std::uint64_t k_max_synthetic_arity = 1024;
+constexpr std::uint64_t k_max_synthetic_steps = std::uint64_t{1} << 21;
 
-// Also sets *widest to the largest count of one level.
-std::uint64_t synthetic_pus(const std::string& desc, std::uint64_t* widest) {
-  std::uint64_t pus = 1;
-  *widest = 0;
+struct synthetic_size {
+  std::uint64_t pus = 1;     // the product of the levels' counts, saturated
+  std::uint64_t widest = 0;  // the largest count of one level
+  std::uint64_t steps = 0;   // the sum over levels of objects · count, saturated
+};
+
+std::uint64_t saturated_mul(std::uint64_t a, std::uint64_t b) { return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
+// Levels are separated by white space of any kind, as hwloc reads them
+// (strtoul skips it: "4\n4096" is two levels).
+synthetic_size measure_synthetic(const std::string& desc) {
+  synthetic_size z;
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   int paren = 0, bracket = 0;
   std::size_t i = 0;
   while (i < desc.size()) {
@@ -307,13 +320,13 @@ std::uint64_t synthetic_pus(const std::string& desc, std::uint64_t* widest) {
     if (ch == ')' && paren > 0) --paren;
     if (ch == '[') ++bracket;
     if (ch == ']' && bracket > 0) --bracket;
-    const bool level_start = paren == 0 && bracket == 0 && (i == 0 || desc[i - 1] == ' ' || desc[i - 1] == '\t');
-    if (!level_start || ch == ' ' || ch == '\t' || ch == '(' || ch == '[') {
+    const bool level_start = paren == 0 && bracket == 0 && (i == 0 || space(desc[i - 1]));
+    if (!level_start || space(ch) || ch == '(' || ch == '[') {
       ++i;
       continue;
     }
     std::size_t end = i;
-    while (end < desc.size() && desc[end] != ' ' && desc[end] != '\t' && desc[end] != '(' && desc[end] != '[') ++end;
+    while (end < desc.size() && !space(desc[end]) && desc[end] != '(' && desc[end] != '[') ++end;
     const std::string level = desc.substr(i, end - i);
     const std::size_t colon = level.rfind(':');
     const std::string count = colon == std::string::npos ? level : level.substr(colon + 1);
@@ -323,11 +336,15 @@ std::uint64_t synthetic_pus(const std::string& desc, std::uint64_t* widest) {
       n = n > (UINT64_MAX - 9) / 10 ? UINT64_MAX : n * 10 + static_cast<std::uint64_t>(count[digits] - '0');
       ++digits;
     }
-    if (digits != 0 && n != 0) pus = pus > UINT64_MAX / n ? UINT64_MAX : pus * n;
-    if (digits != 0) *widest = std::max(*widest, n);
+    if (digits != 0 && n != 0) {
+      z.pus = saturated_mul(z.pus, n);
+      const std::uint64_t here = saturated_mul(z.pus, n);
+      z.steps = z.steps > UINT64_MAX - here ? UINT64_MAX : z.steps + here;
+    }
+    if (digits != 0) z.widest = std::max(z.widest, n);
     i = end;
   }
-  return pus;
+  return z;
 }
 
 }  // namespace
@@ -339,15 +356,22 @@ topology topology::synthetic(std::string_view description) {
   if (desc.find_first_not_of(" \t") == std::string::npos) {
     throw config_error("strata: empty synthetic topology description; " + std::string(accepted));
   }
-  std::uint64_t widest = 0;
-  if (const std::uint64_t pus = synthetic_pus(desc, &widest); pus > k_max_synthetic_pus) {
-    throw config_error("strata: synthetic topology '" + desc + "' describes " + std::to_string(pus) +
+  const synthetic_size z = measure_synthetic(desc);
+  if (z.pus > k_max_synthetic_pus) {
+    throw config_error("strata: synthetic topology '" + desc + "' describes " + std::to_string(z.pus) +
                        " PUs; accepted: at most " + std::to_string(k_max_synthetic_pus) + " PUs");
   }
-  if (widest > k_max_synthetic_arity) {
-    throw config_error("strata: synthetic topology '" + desc + "' has a level of " + std::to_string(widest) +
+  if (z.widest > k_max_synthetic_arity) {
+    throw config_error("strata: synthetic topology '" + desc + "' has a level of " + std::to_string(z.widest) +
                        " objects under one parent; accepted: at most " + std::to_string(k_max_synthetic_arity) +
                        " per level (split it: 'pack:4 core:512 pu:2', not 'core:2048 pu:2')");
+  }
+  if (z.steps > k_max_synthetic_steps) {
+    throw config_error("strata: synthetic topology '" + desc + "' is too costly for hwloc to build: its levels' " +
+                       "objects times their counts sum to " + std::to_string(z.steps) + "; accepted: at most " +
+                       std::to_string(k_max_synthetic_steps) +
+                       " (fewer children per parent and more levels: 'pack:4 numa:4 core:256 pu:4', not "
+                       "'pack:64 core:256 pu:1')");
   }
   auto d = new_handle("synthetic: " + desc);
   if (hwloc_topology_set_synthetic(d->handle, desc.c_str()) != 0) {
