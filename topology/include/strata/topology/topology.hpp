@@ -88,6 +88,10 @@ class topology {
   // silently fell back to the real machine because the file was unusable.
   static topology discover();
   // A machine described in hwloc's synthetic syntax ("pack:2 numa:2 core:4 pu:2").
+  // config_error for a description hwloc refuses, and before hwloc sees it
+  // for one it would take seconds to build: over 16384 PUs, a level of over
+  // 1024 objects under one parent, or over 2^21 for the sum over levels of
+  // objects times their count.
   static topology synthetic(std::string_view description);
   // A machine exported by lstopo (.xml); its allowed cpuset is honoured.
   static topology from_xml(const std::string& path);
