@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
 #include "env_guard.hpp"
@@ -69,43 +70,35 @@ TEST(Synthetic, BadDescriptionsAreErrors) {
   }
 }
 
+// Each description is a config_error whose text holds `reason`.
+void expect_refused(std::initializer_list<const char*> descriptions, const char* reason) {
+  for (const char* d : descriptions) {
+    try {
+      (void)topology::synthetic(d);
+      ADD_FAILURE() << "accepted '" << d << "'";
+    } catch (const config_error& e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  }
+}
+
 // hwloc builds every object of a description before it checks anything:
 // 52705288 PUs kept it busy for minutes (tests/fuzz/regressions/env). Over
 // 16384 PUs is refused before hwloc sees it, however the count is spelt, and
 // so is a level of more than 1024 objects under one parent.
 TEST(Synthetic, HugeDescriptionsAreRefusedAtOnce) {
-  for (const char* huge : {"052705288", "pack:256 core:256 pu:2", "pack:2(memory=1GB) core:99999999 pu:1",
-                           "pu:16385", "pack:4294967296 pu:4294967296 pu:4294967296"}) {
-    try {
-      (void)topology::synthetic(huge);
-      ADD_FAILURE() << "accepted '" << huge << "'";
-    } catch (const config_error& e) {
-      EXPECT_NE(std::string(e.what()).find("accepted: at most 16384 PUs"), std::string::npos) << e.what();
-    }
-  }
+  expect_refused({"052705288", "pack:256 core:256 pu:2", "pack:2(memory=1GB) core:99999999 pu:1", "pu:16385",
+                  "pack:4294967296 pu:4294967296 pu:4294967296"},
+                 "accepted: at most 16384 PUs");
   EXPECT_EQ(topology::synthetic("pack:4 core:512 pu:2").num_pus(), 4096u);
   // Few PUs, but one level so wide that hwloc takes seconds to build it
   // (17 s for "8527"; tests/fuzz/regressions/{env,topology}/timeout-*-level).
-  for (const char* wide :
-       {"8527", "pack:1 core:4000 pu:3", "pack:1 nu\t000000:1 core\xff:4000 pu:3", "pu:1025", "4\n4096"}) {
-    try {
-      (void)topology::synthetic(wide);
-      ADD_FAILURE() << "accepted '" << wide << "'";
-    } catch (const config_error& e) {
-      EXPECT_NE(std::string(e.what()).find("accepted: at most 1024 per level"), std::string::npos) << e.what();
-    }
-  }
+  expect_refused({"8527", "pack:1 core:4000 pu:3", "pack:1 nu\t000000:1 core\xff:4000 pu:3", "pu:1025", "4\n4096"},
+                 "accepted: at most 1024 per level");
   EXPECT_EQ(topology::synthetic("pu:1024").num_pus(), 1024u);
   // Levels narrow enough, but so many objects in wide groups that hwloc
   // takes seconds (11 s for the first, 4 s for the second).
-  for (const char* costly : {"pack:64 core:256 pu:1", "pack:8 core:512 pu:4", "pack:16\rpu:1024"}) {
-    try {
-      (void)topology::synthetic(costly);
-      ADD_FAILURE() << "accepted '" << costly << "'";
-    } catch (const config_error& e) {
-      EXPECT_NE(std::string(e.what()).find("too costly for hwloc"), std::string::npos) << e.what();
-    }
-  }
+  expect_refused({"pack:64 core:256 pu:1", "pack:8 core:512 pu:4", "pack:16\rpu:1024"}, "too costly for hwloc");
   EXPECT_EQ(topology::synthetic("pack:2(memory=1GB) core:4 pu:2").num_pus(), 16u);
 }
 
