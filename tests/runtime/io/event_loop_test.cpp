@@ -178,6 +178,41 @@ TEST(EventLoop, TheLocalSpinShortensForTimersFarApartAndRecoversForSubmissions) 
   EXPECT_EQ(limit(), strata::detail::k_local_spin_max) << "a submission's wake-up did not restore the spin";
 }
 
+// A timer due within the loop's spin window (50 µs) is waited for by
+// polling, not in epoll_wait: a chain of timers 40 µs apart never sleeps in
+// the kernel, every timer still fires no earlier than its deadline, and
+// submissions from another thread during the chain all run (the spin ends
+// at a waker's claim like the blocking wait).
+TEST(EventLoop, ATimerDueWithinTheSpinWindowIsWaitedForWithoutSleeping) {
+  strata::runtime rt{strata::test::workers(1)};
+  constexpr int n = 500;
+  std::atomic<int> fired{0}, early{0}, submitted_ran{0};
+  std::function<void()> next;
+  clock_type::time_point due{};
+  next = [&] {
+    if (clock_type::now() < due) early.fetch_add(1);
+    if (fired.fetch_add(1) + 1 == n) return;
+    due = clock_type::now() + 40us;
+    strata::io::this_loop().after(40us, next);
+  };
+  const std::uint64_t waits_before = sum(rt, "io_waits");
+  rt.submit_on(strata::worker_id{0}, [&] {
+    due = clock_type::now() + 40us;
+    strata::io::this_loop().after(40us, next);
+  }).get();
+  constexpr int m = 200;
+  for (int i = 0; i < m; ++i) {
+    rt.submit_on(strata::worker_id{0}, [&] { submitted_ran.fetch_add(1); });
+    std::this_thread::sleep_for(50us);
+  }
+  ASSERT_TRUE(strata::test::eventually([&] { return fired.load() == n && submitted_ran.load() == m; }));
+  EXPECT_EQ(early.load(), 0) << "a timer ran before its deadline";
+  const std::uint64_t spins = sum(rt, "io_timer_spins"), waits = sum(rt, "io_waits") - waits_before;
+  std::printf("[ io       ] %d timers 40 us apart, %d submissions: %llu spins to a timer, %llu epoll waits\n", n, m,
+              static_cast<unsigned long long>(spins), static_cast<unsigned long long>(waits));
+  EXPECT_GE(spins, 1u) << "no idle wait spun to its timer";
+}
+
 TEST(EventLoop, AHandlerExceptionIsIsolated) {
   strata::runtime rt{strata::test::workers(1)};
   pipe_pair a, b;
