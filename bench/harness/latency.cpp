@@ -254,12 +254,16 @@ int run_latency(const latency_options& o) {
   bool all_ok = true;
   struct scenario {
     const char* name;
-    long cpu_us, heavy_us;
+    long cpu_us, heavy_us, heavy_tasks;
     std::vector<double> rates;
   };
+  // Connection 0's ten times the work, once as one task (which no
+  // scheduler that keeps I/O on its worker can share) and once fanned out
+  // into ten tasks (what hybrid's spill is for).
   const std::vector<scenario> scenarios{
-      {"balanced", 0, 0, rates},
-      {"unbalanced", k_cpu_us, k_cpu_us * k_heavy_factor, {rates[rates.size() / 2]}}};
+      {"balanced", 0, 0, 1, rates},
+      {"unbalanced", k_cpu_us, k_cpu_us * k_heavy_factor, 1, {rates[rates.size() / 2]}},
+      {"fan-out", k_cpu_us, k_cpu_us, k_heavy_factor, {rates[rates.size() / 2]}}};
   std::cout << "strata-bench --latency: " << o.connections << " connections over loopback, servers with "
             << k_server_workers << " workers, " << k_delay_us << " us mock delay, " << o.duration_ms
             << " ms measured per rate; latency from the intended send time (open loop)\n";
@@ -282,6 +286,7 @@ int run_latency(const latency_options& o) {
         spec.measure = std::chrono::milliseconds(o.duration_ms);
         spec.cpu_us = sc.cpu_us;
         spec.heavy_cpu_us = sc.heavy_us;
+        spec.heavy_tasks = sc.heavy_tasks;
         by_rate[r].push_back(measure(*s, spec));
       }
       if (!s->stop()) {
@@ -292,7 +297,10 @@ int run_latency(const latency_options& o) {
     }
     for (std::size_t r = 0; r < sc.rates.size(); ++r) {
       std::string title = std::string(sc.name) + ", offered " + num(sc.rates[r]) + " req/s";
-      if (sc.heavy_us > 0) {
+      if (sc.heavy_tasks > 1) {
+        title += " (every request " + std::to_string(sc.cpu_us) + " us of CPU work, connection 0's " +
+                 std::to_string(sc.heavy_tasks) + " tasks of " + std::to_string(sc.heavy_us) + " us)";
+      } else if (sc.heavy_us > 0) {
         title += " (every request " + std::to_string(sc.cpu_us) + " us of CPU work, connection 0's " +
                  std::to_string(sc.heavy_us) + " us)";
       }

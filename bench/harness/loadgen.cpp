@@ -95,8 +95,10 @@ load_result run_load(const load_spec& spec) {
   for (std::size_t i = 0; i < conns.size(); ++i) {
     conn& c = conns[i];
     c.fd = connect_to(spec.port);
-    const long cpu = i == 0 && spec.heavy_cpu_us > 0 ? spec.heavy_cpu_us : spec.cpu_us;
-    c.request = "GET /" + (cpu > 0 ? "?cpu=" + std::to_string(cpu) : std::string()) +
+    const bool heavy = i == 0 && spec.heavy_cpu_us > 0;
+    const long cpu = heavy ? spec.heavy_cpu_us : spec.cpu_us;
+    const std::string fan = heavy && spec.heavy_tasks > 1 ? "&tasks=" + std::to_string(spec.heavy_tasks) : "";
+    c.request = "GET /" + (cpu > 0 ? "?cpu=" + std::to_string(cpu) + fan : std::string()) +
                 " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     epoll_event ev{};
     ev.events = EPOLLIN;

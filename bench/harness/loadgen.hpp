@@ -31,6 +31,7 @@ struct load_spec {
   std::chrono::milliseconds measure{2000};  // recorded: requests intended in this window
   long cpu_us = 0;             // "cpu=" work asked of the server per request (0: none)
   long heavy_cpu_us = 0;       // connection 0's requests ask this much instead (0: as the others)
+  long heavy_tasks = 1;        // ... in this many tasks of heavy_cpu_us each ("tasks=", a fan-out)
 };
 
 struct load_result {

@@ -11,7 +11,8 @@
 // answered after a mock delay on the connection's steady_timer (1 ms by
 // default, 0: at once). A request whose target carries "cpu=US"
 // (GET /?cpu=200) first costs US microseconds of CPU work, spun inline on the
-// connection's thread (an io_context has no one to hand it to). Requests are
+// connection's thread (an io_context has no one to hand it to); "tasks=K"
+// beside it makes that K times as much, one piece after the other. Requests are
 // answered in order: their deadlines queue on one timer per connection.
 // It prints "asio-http: listening on 127.0.0.1:PORT" once ready, serves until
 // SIGINT/SIGTERM (or --requests answered), then prints what it served.
@@ -91,10 +92,12 @@ struct connection : std::enable_shared_from_this<connection> {
     std::size_t end;
     while ((end = in.find("\r\n\r\n")) != std::string::npos) {
       const bool get = in.compare(0, 4, "GET ") == 0 || in.compare(0, 5, "HEAD ") == 0;
-      const long cpu_us = get ? http_common::cpu_of(in.substr(0, in.find("\r\n"))) : 0;
+      const std::string line = get ? in.substr(0, in.find("\r\n")) : std::string();
+      const long cpu_us = get ? http_common::cpu_of(line) : 0;
+      const long tasks = get ? http_common::tasks_of(line) : 1;
       in.erase(0, end + 4);
       if (!get) return bad_request();
-      if (cpu_us > 0) http_common::spin_for(cpu_us);
+      for (long i = 0; cpu_us > 0 && i < tasks; ++i) http_common::spin_for(cpu_us);
       if (delay.count() == 0) {
         respond();
       } else {

@@ -1,6 +1,6 @@
 // What strata-http and asio-http share, so that one load generator drives
 // both and they differ only in their scheduling: the answers, the request
-// line's CPU work parameter, and the command line
+// line's CPU work parameters, and the command line
 //
 //   PROGRAM [--port N] [--workers P] [--delay-us D] [--requests N]
 //
@@ -26,6 +26,15 @@ inline long cpu_of(const std::string& line) {
   if (at == std::string::npos) return 0;
   const long v = std::strtol(line.c_str() + at + 4, nullptr, 10);
   return v < 0 ? 0 : (v > 1000000 ? 1000000 : v);
+}
+
+// "tasks=K" in the request line: the CPU work is K pieces of cpu_of's
+// microseconds each (1 to 1000; 1 when absent or out of range).
+inline long tasks_of(const std::string& line) {
+  const std::size_t at = line.find("tasks=");
+  if (at == std::string::npos) return 1;
+  const long v = std::strtol(line.c_str() + at + 6, nullptr, 10);
+  return v < 1 || v > 1000 ? 1 : v;
 }
 
 // The request's CPU work: a busy wait on this thread.

@@ -12,7 +12,9 @@
 // work, run as a task spawned on the connection's worker: it goes where the
 // policy (STRATA_POLICY) sends spawned work (stolen under tiered_stealing,
 // kept home under pinned_mpsc, spilled beyond the bound under hybrid), and
-// hands the answer back to the connection's worker. Every answer is the same
+// hands the answer back to the connection's worker. "tasks=K" beside it
+// (GET /?cpu=50&tasks=10) makes the work K such tasks, spawned together (a
+// handler that fans out); the last to finish hands the answer back. Every answer is the same
 // bytes, so answers that finish out of order still read right.
 // It prints "strata-http: listening on 127.0.0.1:PORT" once ready, serves
 // until SIGINT/SIGTERM (or --requests answered), then prints what it served.
@@ -81,7 +83,9 @@ struct connection : std::enable_shared_from_this<connection> {
     std::size_t end;
     while ((end = in.find("\r\n\r\n")) != std::string::npos) {
       const bool get = in.compare(0, 4, "GET ") == 0 || in.compare(0, 5, "HEAD ") == 0;
-      const long cpu_us = get ? http_common::cpu_of(in.substr(0, in.find("\r\n"))) : 0;
+      const std::string line = get ? in.substr(0, in.find("\r\n")) : std::string();
+      const long cpu_us = get ? http_common::cpu_of(line) : 0;
+      const long tasks = get ? http_common::tasks_of(line) : 1;
       in.erase(0, end + 4);
       if (!get) {
         g_bad.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
@@ -90,7 +94,7 @@ struct connection : std::enable_shared_from_this<connection> {
         return close_now();
       }
       if (cpu_us > 0) {
-        work_then_answer(cpu_us);
+        work_then_answer(cpu_us, tasks);
       } else {
         answer();
       }
@@ -105,13 +109,19 @@ struct connection : std::enable_shared_from_this<connection> {
 
   // The work runs wherever the policy puts a spawned task; the answer goes
   // back to the connection's own worker (its loop owns the socket).
-  void work_then_answer(long us) {
+  void work_then_answer(long us, long tasks) {
     auto self = shared_from_this();
-    rt.spawn([self, us] {
-      http_common::spin_for(us);
-      if (strata::this_worker()->value == self->home) return self->answer();
-      (void)self->rt.submit_on(strata::worker_id{self->home}, [self] { self->answer(); });
-    });
+    // The tasks that have yet to finish; the last one answers.
+    auto left = std::make_shared<std::atomic<long>>(tasks);
+    for (long i = 0; i < tasks; ++i) {
+      rt.spawn([self, us, left] {
+        http_common::spin_for(us);
+        // acq_rel: the last decrement sees every other task's work done.
+        if (left->fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        if (strata::this_worker()->value == self->home) return self->answer();
+        (void)self->rt.submit_on(strata::worker_id{self->home}, [self] { self->answer(); });
+      });
+    }
   }
 
   void answer() {

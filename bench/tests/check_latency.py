@@ -2,8 +2,8 @@
 """strata_bench.latency: strata-bench --latency at one low rate, its records checked.
 
 Usage: check_latency.py STRATA_BENCH OUT.json
-Every server (asio-http where built, strata-http under each policy) in both
-scenarios answered every request with a 200, at the offered rate, and no
+Every server (asio-http where built, strata-http under each policy) in the
+three scenarios (balanced, unbalanced, fan-out) answered every request with a 200, at the offered rate, and no
 answer came before the 1 ms mock delay; the server costs were measured.
 """
 import json
@@ -21,8 +21,9 @@ servers = {r["server"] for r in records}
 policies = {"tiered_stealing", "pinned_mpsc", "hybrid"}
 if not policies <= servers:
     sys.exit(f"missing servers: {policies - servers}")
-if len(records) != 2 * len(servers):
-    sys.exit(f"{len(records)} records for {len(servers)} servers in 2 scenarios")
+scenarios = {"balanced", "unbalanced", "fan-out"}
+if {r["scenario"] for r in records} != scenarios or len(records) != len(scenarios) * len(servers):
+    sys.exit(f"{len(records)} records for {len(servers)} servers, expected the scenarios {sorted(scenarios)}")
 for r in records:
     name = f'{r["scenario"]}/{r["server"]}'
     if not r["ok"]:
