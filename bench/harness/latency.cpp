@@ -40,7 +40,7 @@ struct server_kind {
 // What /proc says of a process: summed over its threads where per thread.
 struct proc_sample {
   double cpu_s = 0;
-  std::uint64_t ctx = 0, migrations = 0, faults = 0;
+  std::uint64_t ctx = 0, ctx_involuntary = 0, migrations = 0, faults = 0;
   std::chrono::steady_clock::time_point at;
 };
 
@@ -93,8 +93,9 @@ proc_sample sample(pid_t pid) {
     while (dirent* e = readdir(d)) {
       if (e->d_name[0] == '.') continue;
       const std::string t = base + "/task/" + e->d_name;
-      s.ctx += count_after(t + "/status", "voluntary_ctxt_switches:") +
-               count_after(t + "/status", "nonvoluntary_ctxt_switches:");
+      const std::uint64_t involuntary = count_after(t + "/status", "nonvoluntary_ctxt_switches:");
+      s.ctx += count_after(t + "/status", "voluntary_ctxt_switches:") + involuntary;
+      s.ctx_involuntary += involuntary;
       s.migrations += count_after(t + "/sched", "se.nr_migrations");
       run_ms += field_after(t + "/sched", "se.sum_exec_runtime");
     }
@@ -172,7 +173,7 @@ class server_process {
 
 struct cell {
   load_result load;
-  double cpu = 0, ctx_s = 0, ctx_req = 0, migr_s = 0, faults_s = 0;
+  double cpu = 0, ctx_s = 0, ctx_req = 0, invol_req = 0, migr_s = 0, faults_s = 0;
   std::string error;
 };
 
@@ -190,6 +191,9 @@ cell measure(const server_process& s, const load_spec& spec) {
   c.cpu = (b.cpu_s - a.cpu_s) / dt;
   c.ctx_s = static_cast<double>(b.ctx - a.ctx) / dt;
   c.ctx_req = c.load.answered > 0 ? static_cast<double>(b.ctx - a.ctx) / static_cast<double>(c.load.answered) : 0;
+  c.invol_req = c.load.answered > 0 ? static_cast<double>(b.ctx_involuntary - a.ctx_involuntary) /
+                                          static_cast<double>(c.load.answered)
+                                    : 0;
   c.migr_s = static_cast<double>(b.migrations - a.migrations) / dt;
   c.faults_s = static_cast<double>(b.faults - a.faults) / dt;
   return c;
@@ -226,6 +230,7 @@ void print_block(const std::string& title, const std::vector<server_kind>& kinds
   row("CPU (cores)", [](const cell& c) { return num(c.cpu, 2); });
   row("ctx switches/s", [](const cell& c) { return num(c.ctx_s); });
   row("ctx switches/req", [](const cell& c) { return num(c.ctx_req, 2); });
+  row("  involuntary/req", [](const cell& c) { return num(c.invol_req, 2); });
   row("migrations/s", [](const cell& c) { return num(c.migr_s); });
   row("page faults/s", [](const cell& c) { return num(c.faults_s); });
   for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -274,7 +279,7 @@ int run_latency(const latency_options& o) {
       try {
         s.emplace(k);
       } catch (const std::exception& e) {
-        for (auto& cells : by_rate) cells.push_back(cell{{}, 0, 0, 0, 0, 0, e.what()});
+        for (auto& cells : by_rate) cells.push_back(cell{{}, 0, 0, 0, 0, 0, 0, e.what()});
         all_ok = false;
         continue;
       }
@@ -320,6 +325,7 @@ int run_latency(const latency_options& o) {
         j["cpu_cores"] = c.cpu;
         j["ctx_switches_per_s"] = c.ctx_s;
         j["ctx_switches_per_request"] = c.ctx_req;
+        j["involuntary_switches_per_request"] = c.invol_req;
         j["migrations_per_s"] = c.migr_s;
         j["page_faults_per_s"] = c.faults_s;
         records.push_back(std::move(j));
