@@ -169,7 +169,8 @@ class command_line {
         "usage: strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]\n"
         "                    [--json FILE] [--plot DIR] [--list]\n"
         "       strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]\n"
-        "       strata-bench --latency [--rates LIST] [--duration-ms N] [--connections N] [--json FILE]\n");
+        "       strata-bench --latency [--rates LIST] [--duration-ms N] [--connections N] [--servers LIST]\n"
+        "                              [--json FILE]\n");
     m_app.footer(
         "The table on stdout reports median, min and max wall time over the timed runs, the\n"
         "check (ok: every run's answer was verified), the speedup over serial and, for stream,\n"
@@ -282,6 +283,23 @@ class command_line {
             if (!n) throw cli_error("--connections " + in_quotes(v) + ": accepted: 1 to 10000 connections");
             m_options.connections = *n;
           });
+    value("--servers", "LIST", "--latency: the servers to run, e.g. asio,pinned_mpsc; default all four",
+          "a comma-separated list of asio, tiered_stealing, pinned_mpsc, hybrid", [this](const std::string& v) {
+            m_options.servers.clear();
+            std::size_t from = 0;
+            while (from <= v.size()) {
+              const std::size_t comma = std::min(v.find(',', from), v.size());
+              const std::string name = v.substr(from, comma - from);
+              if (std::find(k_latency_servers.begin(), k_latency_servers.end(), name) == k_latency_servers.end()) {
+                throw cli_error("--servers " + in_quotes(v) + ": unknown server " + in_quotes(name) +
+                                "; accepted: a comma-separated list of asio, tiered_stealing, pinned_mpsc, hybrid");
+              }
+              if (std::find(m_options.servers.begin(), m_options.servers.end(), name) == m_options.servers.end()) {
+                m_options.servers.push_back(name);
+              }
+              from = comma + 1;
+            }
+          });
     flag("--help,-h", "", m_options.help)->group(k_help);
     flag("--emit-records", "", m_options.emit_records)->group("");
   }
@@ -311,11 +329,14 @@ class command_line {
       throw cli_error("--placement-report takes --n, --threads and --json only (it runs the strata STREAM "
                       "placements, no timing)");
     }
-    const bool latency_only = !o.rates.empty() || m_options.duration_ms != 2000 || m_options.connections != 100;
-    if (latency_only && !o.latency) throw cli_error("--rates, --duration-ms and --connections apply to --latency only");
+    const bool latency_only = !o.rates.empty() || m_options.duration_ms != 2000 || m_options.connections != 100 ||
+                              !o.servers.empty();
+    if (latency_only && !o.latency) {
+      throw cli_error("--rates, --duration-ms, --connections and --servers apply to --latency only");
+    }
     if (o.latency && (o.filter || o.runtimes_given || m_reps_given || o.list || o.emit_records || o.threads_given ||
                       o.placement_report || !o.plot_dir.empty() || o.n != 0)) {
-      throw cli_error("--latency takes --rates, --duration-ms, --connections and --json only (its servers run "
+      throw cli_error("--latency takes --rates, --duration-ms, --connections, --servers and --json only (its servers run "
                       "2 workers each)");
     }
     if (!o.threads_given) {

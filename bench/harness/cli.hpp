@@ -3,7 +3,7 @@
 //   strata-bench [--filter REGEX] [--threads LIST] [--runtimes LIST] [--reps N]
 //                [--json FILE] [--plot DIR] [--list]
 //   strata-bench --placement-report [--n N] [--threads LIST] [--json FILE]
-//   strata-bench --latency [--rates LIST] [--duration-ms N] [--connections N] [--json FILE]
+//   strata-bench --latency [--rates LIST] [--duration-ms N] [--connections N] [--servers LIST] [--json FILE]
 //
 // CLI11 reads the command line (--name VALUE or --name=VALUE); the values
 // are checked here. Bad input throws cli_error with a message naming the
@@ -14,6 +14,7 @@
 #include <optional>
 #include <regex>
 #include <stdexcept>
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,7 +46,11 @@ struct options {
   std::vector<double> rates;               // --rates: offered requests/s; empty: the defaults
   unsigned duration_ms = 2000;             // --duration-ms: measured per rate
   unsigned connections = 100;              // --connections
+  std::vector<std::string> servers;        // --servers: the latency columns; empty: all (k_latency_servers)
 };
+
+// The servers --latency runs, in column order.
+inline constexpr std::array<const char*, 4> k_latency_servers{"asio", "tiered_stealing", "pinned_mpsc", "hybrid"};
 
 inline constexpr unsigned k_max_threads = 4096;
 inline constexpr unsigned k_max_reps = 100000;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -242,8 +243,13 @@ void print_block(const std::string& title, const std::vector<server_kind>& kinds
 
 int run_latency(const latency_options& o) {
   const std::string dir = dir_of_self();
+  const auto wanted = [&o](const char* name) {
+    return o.servers.empty() || std::find(o.servers.begin(), o.servers.end(), name) != o.servers.end();
+  };
   std::vector<server_kind> kinds;
-  if (access((dir + "/asio-http").c_str(), X_OK) == 0) {
+  if (!wanted("asio")) {
+    // left out on request
+  } else if (access((dir + "/asio-http").c_str(), X_OK) == 0) {
     kinds.push_back({"asio", dir + "/asio-http", ""});
   } else {
     std::cerr << "strata-bench --latency: no asio-http next to strata-bench (Boost.Asio headers missing at "
@@ -253,7 +259,13 @@ int run_latency(const latency_options& o) {
     std::cerr << "strata-bench --latency: no strata-http next to strata-bench (" << dir << ")\n";
     return 2;
   }
-  for (const char* p : {"tiered_stealing", "pinned_mpsc", "hybrid"}) kinds.push_back({p, dir + "/strata-http", p});
+  for (const char* p : {"tiered_stealing", "pinned_mpsc", "hybrid"}) {
+    if (wanted(p)) kinds.push_back({p, dir + "/strata-http", p});
+  }
+  if (kinds.empty()) {
+    std::cerr << "strata-bench --latency: no server left to run (asio-http was asked for alone and is not built)\n";
+    return 1;
+  }
   const std::vector<double> rates = o.rates.empty() ? std::vector<double>{2000, 5000, 10000, 20000} : o.rates;
   nlohmann::ordered_json records = nlohmann::ordered_json::array();
   bool all_ok = true;

@@ -23,6 +23,7 @@ struct latency_options {
   unsigned duration_ms = 2000;
   unsigned connections = 100;
   std::string json_path;      // empty: no JSON
+  std::vector<std::string> servers;  // column names (cli.hpp's k_latency_servers); empty: all
 };
 
 // Runs every server at every rate, prints the tables; 0 when every run

@@ -113,7 +113,7 @@ int run(const options& o) {
   }
   if (o.latency) {
     set_main_thread_affinity_for(runtime_id::strata);  // every CPU: the servers inherit it
-    return run_latency(latency_options{o.rates, o.duration_ms, o.connections, o.json_path});
+    return run_latency(latency_options{o.rates, o.duration_ms, o.connections, o.json_path, o.servers});
   }
   if (o.placement_report) {
 #if defined(STRATA_BENCH_HAVE_RUNTIME) && !defined(STRATA_BENCH_LLVM_HELPER)
