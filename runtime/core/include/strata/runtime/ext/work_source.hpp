@@ -28,6 +28,7 @@
 //   its descriptors plus an eventfd. idle_wait may return early for any
 //   reason (the worker re-checks everything); it must return soon after
 //   wake_idle() was called, including a call made before it started.
+//   ready_sees_idle_events() says whether the spin could see what ends it.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +54,12 @@ class work_source {
   virtual bool supplies_idle_wait() const noexcept { return false; }
   virtual void idle_wait(worker& w) noexcept;
   virtual void wake_idle() noexcept {}
+  // Whether ready() sees what ends this source's idle wait on its own (the
+  // MPI bridge's tests its receive requests). If not (an event loop's
+  // descriptors are known to epoll_wait only), the local spin before a park
+  // cannot catch those events, and a park they ended soon is no reason to
+  // spin longer next time (parking.cpp, adapt_local_spin).
+  virtual bool ready_sees_idle_events() const noexcept { return true; }
 };
 
 }  // namespace strata::detail
