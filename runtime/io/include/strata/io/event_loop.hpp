@@ -12,7 +12,8 @@
 // has nothing to do its park is the epoll wait itself, so a ready descriptor
 // or a due timer wakes it directly, and a task posted to it from another
 // thread writes the eventfd only if the worker is actually parked (the
-// core's sleeping word decides who wakes it: parking.cpp).
+// core's sleeping word decides who wakes it: parking.cpp). A timer due
+// within 20 µs is waited for by polling instead (io_timer_spins in stats()).
 //
 // Handlers and timer callbacks run on the loop's worker, one at a time; an
 // exception leaving one is counted and reported like a detached task's, and
