@@ -8,9 +8,10 @@
 // and rate: p50..p99.9 (from intended send times), the achieved rate, and
 // the server process's CPU use, context switches, CPU migrations and page
 // faults, from /proc (every thread's status and sched, the process's stat).
-// Two scenarios: `balanced` (the mock delay only) and `unbalanced` (every
-// request asks 50 us of CPU work, connection 0's ten times as much). hybrid
-// runs with STRATA_HYBRID_BOUND=2 unless the environment sets it.
+// Three scenarios: `balanced` (the mock delay only), `unbalanced` (every
+// request asks 50 us of CPU work, connection 0's ten times as much in one
+// task) and `fan-out` (connection 0's in ten tasks of 50 us). hybrid runs
+// with STRATA_HYBRID_BOUND=2 unless the environment sets it.
 #pragma once
 
 #include <string>
@@ -26,8 +27,9 @@ struct latency_options {
   std::vector<std::string> servers;  // column names (cli.hpp's k_latency_servers); empty: all
 };
 
-// Runs every server at every rate, prints the tables; 0 when every run
-// completed with every answer correct, 1 otherwise (the failures named).
+// Runs every server asked for (all by default) at every rate, prints the
+// tables; 0 when every run completed with every answer correct, 1
+// otherwise (the failures named).
 int run_latency(const latency_options& o);
 
 }  // namespace strata_bench
