@@ -336,8 +336,8 @@ class command_line {
     }
     if (o.latency && (o.filter || o.runtimes_given || m_reps_given || o.list || o.emit_records || o.threads_given ||
                       o.placement_report || !o.plot_dir.empty() || o.n != 0)) {
-      throw cli_error("--latency takes --rates, --duration-ms, --connections, --servers and --json only (its servers run "
-                      "2 workers each)");
+      throw cli_error("--latency takes --rates, --duration-ms, --connections, --servers and --json only (its "
+                      "servers run 2 workers each)");
     }
     if (!o.threads_given) {
       for (unsigned p = 1; p <= std::min(usable_cpus, k_max_threads); ++p) {

@@ -10,11 +10,11 @@
 // argument, the value and what is accepted; main() prints it and exits 2.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <regex>
 #include <stdexcept>
-#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
