@@ -259,16 +259,13 @@ class command_line {
     value("--rates", "LIST", "offered requests/s for --latency, e.g. 2000,5000; default 2000,5000,10000,20000",
           "a comma-separated list of rates from 1 to 1000000 requests/s", [this](const std::string& v) {
             m_options.rates.clear();
-            std::size_t from = 0;
-            while (from <= v.size()) {
-              const std::size_t comma = std::min(v.find(',', from), v.size());
-              const std::optional<unsigned> r = parse_number(v.substr(from, comma - from), 1, 1000000);
+            for (std::string_view item : split(v, ',')) {
+              const std::optional<unsigned> r = parse_number(item, 1, 1000000);
               if (!r) {
                 throw cli_error("--rates " + in_quotes(v) +
                                 ": accepted: a comma-separated list of rates from 1 to 1000000 requests/s");
               }
               m_options.rates.push_back(*r);
-              from = comma + 1;
             }
           });
     value("--duration-ms", "N", "--latency: milliseconds measured per rate (after 300 ms of warm-up); default 2000",
@@ -286,18 +283,14 @@ class command_line {
     value("--servers", "LIST", "--latency: the servers to run, e.g. asio,pinned_mpsc; default all four",
           "a comma-separated list of asio, tiered_stealing, pinned_mpsc, hybrid", [this](const std::string& v) {
             m_options.servers.clear();
-            std::size_t from = 0;
-            while (from <= v.size()) {
-              const std::size_t comma = std::min(v.find(',', from), v.size());
-              const std::string name = v.substr(from, comma - from);
+            for (std::string_view name : split(v, ',')) {
               if (std::find(k_latency_servers.begin(), k_latency_servers.end(), name) == k_latency_servers.end()) {
                 throw cli_error("--servers " + in_quotes(v) + ": unknown server " + in_quotes(name) +
                                 "; accepted: a comma-separated list of asio, tiered_stealing, pinned_mpsc, hybrid");
               }
               if (std::find(m_options.servers.begin(), m_options.servers.end(), name) == m_options.servers.end()) {
-                m_options.servers.push_back(name);
+                m_options.servers.emplace_back(name);
               }
-              from = comma + 1;
             }
           });
     flag("--help,-h", "", m_options.help)->group(k_help);
