@@ -95,7 +95,15 @@ TEST(Synthetic, HugeDescriptionsAreRefusedAtOnce) {
   // (17 s for "8527"; tests/fuzz/regressions/{env,topology}/timeout-*-level).
   expect_refused({"8527", "pack:1 core:4000 pu:3", "pack:1 nu\t000000:1 core\xff:4000 pu:3", "pu:1025", "4\n4096"},
                  "accepted: at most 1024 per level");
+  // Counts as hwloc reads them: after the first ':' past a type, though a
+  // '(' comes first (tests/fuzz/regressions/topology/timeout-paren-before-count),
+  // and in base 0 (hexadecimal, octal).
+  expect_refused({"pack:1 nu\t000000:1 core\xff(:4000 pu:3", "pack:1 core(:4000 pu:3", "pack:1 core:0x800 pu:1",
+                  "pack:1 core:04001 pu:1"},
+                 "accepted: at most 1024 per level");
   EXPECT_EQ(topology::synthetic("pu:1024").num_pus(), 1024u);
+  EXPECT_EQ(topology::synthetic("pack:1 core:0x10 pu:2").num_pus(), 32u);
+  EXPECT_EQ(topology::synthetic("pack:1 core:010 pu:1").num_pus(), 8u);
   // Levels narrow enough, but so many objects in wide groups that hwloc
   // takes seconds (11 s for the first, 4 s for the second).
   expect_refused({"pack:64 core:256 pu:1", "pack:8 core:512 pu:4", "pack:16\rpu:1024"}, "too costly for hwloc");

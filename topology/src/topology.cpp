@@ -307,42 +307,46 @@ struct synthetic_size {
 
 std::uint64_t saturated_mul(std::uint64_t a, std::uint64_t b) { return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
 
-// Levels are separated by white space of any kind, as hwloc reads them
-// (strtoul skips it: "4\n4096" is two levels).
+// Reads the counts the way hwloc 2.9's parser finds them
+// (hwloc_backend_synthetic_init in topology-synthetic.c), so that no count
+// hwloc would build escapes the limits above: a level starts after white
+// space; a level that does not start with a digit is a type, and its count
+// follows the first ':' after it, wherever that is (in "core(:4000" too:
+// the '(' is no attribute there); the count is strtoul's, base 0 ("0x800"
+// is 2048, "010" is 8) and skipping white space of any kind ("4\n4096" is
+// two levels); attributes in parentheses follow a count (or open the
+// description) and end at the first ')'; a memory child in brackets ends at
+// the first ']'. White space of any kind separates levels here, where hwloc
+// takes only ' ' and refuses the rest: counting more than hwloc would read
+// refuses nothing it accepts. Where hwloc's parse would stop with an error,
+// so does this one, with what it has counted.
 synthetic_size measure_synthetic(const std::string& desc) {
   synthetic_size z;
-  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
-  int paren = 0, bracket = 0;
-  std::size_t i = 0;
-  while (i < desc.size()) {
-    const char ch = desc[i];
-    if (ch == '(') ++paren;
-    if (ch == ')' && paren > 0) --paren;
-    if (ch == '[') ++bracket;
-    if (ch == ']' && bracket > 0) --bracket;
-    const bool level_start = paren == 0 && bracket == 0 && (i == 0 || space(desc[i - 1]));
-    if (!level_start || space(ch) || ch == '(' || ch == '[') {
-      ++i;
+  const char* pos = desc.c_str();
+  const auto skip_past = [&pos](char close) {
+    const char* at = std::strchr(pos, close);
+    if (at == nullptr) return false;
+    pos = at + 1;
+    return true;
+  };
+  if (*pos == '(' && !skip_past(')')) return z;
+  while (*pos != '\0') {
+    while (std::isspace(static_cast<unsigned char>(*pos)) != 0) ++pos;
+    if (*pos == '\0') break;
+    if (*pos == '[') {
+      if (!skip_past(']')) return z;
       continue;
     }
-    std::size_t end = i;
-    while (end < desc.size() && !space(desc[end]) && desc[end] != '(' && desc[end] != '[') ++end;
-    const std::string level = desc.substr(i, end - i);
-    const std::size_t colon = level.rfind(':');
-    const std::string count = colon == std::string::npos ? level : level.substr(colon + 1);
-    std::uint64_t n = 0;
-    std::size_t digits = 0;
-    while (digits < count.size() && std::isdigit(static_cast<unsigned char>(count[digits])) != 0) {
-      n = n > (UINT64_MAX - 9) / 10 ? UINT64_MAX : n * 10 + static_cast<std::uint64_t>(count[digits] - '0');
-      ++digits;
-    }
-    if (digits != 0 && n != 0) {
-      z.pus = saturated_mul(z.pus, n);
-      const std::uint64_t here = saturated_mul(z.pus, n);
-      z.steps = z.steps > UINT64_MAX - here ? UINT64_MAX : z.steps + here;
-    }
-    if (digits != 0) z.widest = std::max(z.widest, n);
-    i = end;
+    if ((*pos < '0' || *pos > '9') && !skip_past(':')) return z;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(pos, &end, 0);  // ULLONG_MAX on overflow: saturated
+    if (end == pos || n == 0) return z;
+    z.pus = saturated_mul(z.pus, n);
+    const std::uint64_t here = saturated_mul(z.pus, n);
+    z.steps = z.steps > UINT64_MAX - here ? UINT64_MAX : z.steps + here;
+    z.widest = std::max<std::uint64_t>(z.widest, n);
+    pos = end;
+    if (*pos == '(' && !skip_past(')')) return z;
   }
   return z;
 }
