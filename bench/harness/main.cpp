@@ -283,7 +283,9 @@ int run(const options& o) {
       {
         std::string what;
         for (runtime_id r : here) {
-          if (support(r).how == availability::in_process) what += (what.empty() ? "" : ",") + std::string(name(r));
+          if (support(r).how != availability::in_process) continue;
+          if (!what.empty()) what += ',';
+          what += name(r);
         }
         announce(*b, what + " threads=" + std::to_string(p));
       }
