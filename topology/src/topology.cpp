@@ -313,13 +313,13 @@ std::uint64_t saturated_mul(std::uint64_t a, std::uint64_t b) { return b != 0 &&
 // space; a level that does not start with a digit is a type, and its count
 // follows the first ':' after it, wherever that is (in "core(:4000" too:
 // the '(' is no attribute there); the count is strtoul's, base 0 ("0x800"
-// is 2048, "010" is 8) and skipping white space of any kind ("4\n4096" is
-// two levels); attributes in parentheses follow a count (or open the
-// description) and end at the first ')'; a memory child in brackets ends at
-// the first ']'. White space of any kind separates levels here, where hwloc
-// takes only ' ' and refuses the rest: counting more than hwloc would read
-// refuses nothing it accepts. Where hwloc's parse would stop with an error,
-// so does this one, with what it has counted.
+// is 2048, "010" is 8); attributes in parentheses follow a count (or open
+// the description) and end at the first ')'; a memory child in brackets
+// ends at the first ']'. White space of any kind separates levels here
+// ("4\n4096" is two levels), where hwloc 2.9 takes ' ' and '\n' and
+// refuses the rest (tab, '\r'): counting more than hwloc would read refuses
+// nothing it accepts. Where hwloc's parse
+// would stop with an error, so does this one, with what it has counted.
 synthetic_size measure_synthetic(const std::string& desc) {
   synthetic_size z;
   const char* pos = desc.c_str();
