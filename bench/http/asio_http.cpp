@@ -13,7 +13,9 @@
 // (GET /?cpu=200) first costs US microseconds of CPU work, spun inline on the
 // connection's thread (an io_context has no one to hand it to); "tasks=K"
 // beside it makes that K times as much, one piece after the other. Requests are
-// answered in order: their deadlines queue on one timer per connection.
+// answered in order: their deadlines queue on one timer per connection. A
+// request that is not GET or HEAD, or a header over 8 KiB, is answered 400
+// after the requests before it, and the connection closes (counted as bad).
 // It prints "asio-http: listening on 127.0.0.1:PORT" once ready, serves until
 // SIGINT/SIGTERM (or --requests answered), then prints what it served.
 #include <signal.h>
@@ -70,7 +72,7 @@ struct connection : std::enable_shared_from_this<connection> {
   std::string in, out, sending;  // sending: the bytes of the write in flight
   std::deque<clock::time_point> due;  // the deadlines of the requests on the timer, in order
   bool writing = false, timer_armed = false;
-  bool closing = false;  // a 400 is on its way: no more reads or answers
+  bool closing = false;  // a bad request came: no more reads; the 400 follows the answers due
   bool closed = false;
 
   connection(server& s, tcp::socket sock, std::chrono::microseconds d)
@@ -118,13 +120,17 @@ struct connection : std::enable_shared_from_this<connection> {
     auto self = shared_from_this();
     timer.async_wait([self](const boost::system::error_code& ec) {
       self->timer_armed = false;
-      if (ec || self->closed || self->closing) return;
+      if (ec || self->closed) return;
       const auto now = clock::now();
       while (!self->due.empty() && self->due.front() <= now) {
         self->due.pop_front();
         self->respond();
       }
-      if (!self->due.empty()) self->arm();
+      if (!self->due.empty()) {
+        self->arm();
+      } else if (self->closing) {
+        self->out += k_bad;  // after the answers to the requests before the bad one
+      }
       self->flush();
     });
   }
@@ -135,11 +141,14 @@ struct connection : std::enable_shared_from_this<connection> {
     if (srv.stop_after != 0 && n == srv.stop_after) srv.stop();
   }
 
+  // HTTP/1.1 answers in request order: the requests before the bad one are
+  // answered first (their deadlines stay on the timer), then the 400, then
+  // the connection closes once that is written. Nothing more is read.
   void bad_request() {
     g_bad.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
     closing = true;
-    due.clear();
-    out += k_bad;
+    in.clear();
+    if (due.empty()) out += k_bad;
     flush();
   }
 
@@ -154,7 +163,7 @@ struct connection : std::enable_shared_from_this<connection> {
       self->sending.clear();
       if (ec) return self->close_now();
       if (!self->out.empty()) return self->flush();
-      if (self->closing) self->close_now();
+      if (self->closing && self->due.empty()) self->close_now();  // the 400 was in this write
     });
   }
 

@@ -7,7 +7,9 @@
 // handed round robin to a worker and stays there: its reads, its timers and
 // its writes all run on that worker's loop. Every complete request (up to
 // the blank line; bodies are not supported) is answered after a mock delay
-// on the worker's timer (1 ms by default, 0: at once). A request whose
+// on the worker's timer (1 ms by default, 0: at once). A request that is not
+// GET or HEAD, or a header over 8 KiB, is answered 400 after the requests
+// before it, and the connection closes (counted as bad). A request whose
 // target carries "cpu=US" (GET /?cpu=200) first costs US microseconds of CPU
 // work, run as a task spawned on the connection's worker: it goes where the
 // policy (STRATA_POLICY) sends spawned work (stolen under tiered_stealing,
@@ -58,6 +60,8 @@ struct connection : std::enable_shared_from_this<connection> {
   std::chrono::microseconds delay;
   std::string in, out;
   strata::io::watch_id watch{};
+  long owed = 0;         // requests read and not yet answered
+  bool closing = false;  // a bad request came: unwatched; the 400 follows the answers owed
   bool closed = false;
   bool retry_armed = false;
 
@@ -87,23 +91,28 @@ struct connection : std::enable_shared_from_this<connection> {
       const long cpu_us = get ? http_common::cpu_of(line) : 0;
       const long tasks = get ? http_common::tasks_of(line) : 1;
       in.erase(0, end + 4);
-      if (!get) {
-        g_bad.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
-        out += k_bad;
-        flush();
-        return close_now();
-      }
+      if (!get) return bad_request();
+      ++owed;
       if (cpu_us > 0) {
         work_then_answer(cpu_us, tasks);
       } else {
         answer();
       }
     }
-    if (in.size() > k_max_header) {
-      g_bad.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+    if (in.size() > k_max_header) bad_request();
+  }
+
+  // HTTP/1.1 answers in request order: the requests before the bad one are
+  // answered first, then the 400, then the connection closes (after the
+  // write: flush closes it once `out` is empty).
+  void bad_request() {
+    g_bad.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+    closing = true;
+    in.clear();
+    strata::io::this_loop().unwatch(watch);  // what follows a bad request is not read
+    if (owed == 0) {
       out += k_bad;
       flush();
-      close_now();
     }
   }
 
@@ -134,6 +143,7 @@ struct connection : std::enable_shared_from_this<connection> {
     if (closed) return;
     out += k_response;
     g_answered.fetch_add(1, std::memory_order_relaxed);  // relaxed: statistics
+    if (--owed == 0 && closing) out += k_bad;
     flush();
   }
 
@@ -160,6 +170,8 @@ struct connection : std::enable_shared_from_this<connection> {
         return close_now();
       }
     }
+    // The 400 is out (owed == 0 once it was appended): nothing more to say.
+    if (out.empty() && closing && owed == 0) close_now();
   }
 
   void close_now() {
