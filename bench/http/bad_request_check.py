@@ -17,7 +17,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n"
 BAD = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -69,11 +68,14 @@ def main():
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(GET)
             got = b""
-            while len(got) < len(OK):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                got += chunk
+            try:
+                while len(got) < len(OK):
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    got += chunk
+            except socket.timeout:
+                fail(f"a good request after the bad ones: no answer within 10 s (got {got!r})")
             if got != OK:
                 fail(f"a good request after the bad ones: got {got!r}")
         print("bad_request_check: a good request on a fresh connection is answered")
