@@ -25,6 +25,7 @@ std::vector<std::string> remote_names(std::vector<std::string>* conflicts);
 
 
 bridge::bridge(runtime& rt, const config& c, const init& how) : m_rt(rt), m_cfg(c), m_started(clock::now()) {
+  m_now = m_started;
   m_cfg.validate();
   start_mpi(how);
   try {
@@ -304,6 +305,22 @@ void bridge::nudge_owner() noexcept {
   // seq_cst: the hint before the load (see Wake-ups).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (m_sleeping.load(std::memory_order_relaxed)) wake_owner();
+}
+
+void bridge::nudge_open() noexcept {
+  if (m_comm == nullptr) {
+    nudge_owner();
+    return;
+  }
+  // seq_cst fence: the hint (has_open) before the loads (comm_worker.hpp,
+  // Opened buffers).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (m_comm->sleeping.load(std::memory_order_relaxed) != 1) return;  // awake: its next wait's choice sees the hint
+  const std::int64_t due =
+      clock::now().time_since_epoch().count() +
+      std::chrono::duration_cast<clock::duration>(std::chrono::microseconds(m_cfg.flush_delay_us)).count();
+  if (m_wait_until.load(std::memory_order_relaxed) <= due) return;  // it wakes in time on its own
+  strata::detail::notify_worker(*m_comm);
 }
 
 }  // namespace strata::mpi::detail

@@ -240,6 +240,10 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // is in one (try_lock of the MPI lock), else 0. Under SERIALIZED and
   // MULTIPLE the MPI lock makes its MPI calls as serial as the owner's.
   std::size_t help();
+  // A thread outside the workers that waits (session::get) and calls help()
+  // in a loop: between the two, the comm worker leaves the passes to it.
+  void help_begin() noexcept;
+  void help_end(bool satisfied) noexcept;
   bool in_pass_here() const noexcept;
   void wait_quiescent();
   // serialized(): the MPI lock held by the application's thread, which then
@@ -377,6 +381,9 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // A producer that opened or queued a buffer: wakes the owner if it sleeps
   // (the store of its hint comes first; see Wake-ups).
   void nudge_owner() noexcept;
+  // A producer that opened a buffer: as nudge_owner, but a parked comm
+  // worker whose wait ends within flush_delay is left asleep.
+  void nudge_open() noexcept;
   outbox* find_my_outbox() noexcept;  // the calling thread's, or nullptr
   void shutdown_mpi() noexcept;
   std::size_t worker_pass_inner(bool idle);
@@ -449,6 +456,11 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // worker (a hint: while replies are awaited its idle wait stays short).
   std::atomic<std::size_t> m_awaited{0};
   std::atomic<std::uint64_t> m_next_request{1};
+  // Threads between help_begin and help_end (see Helpers in comm_worker.hpp).
+  std::atomic<unsigned> m_helpers{0};
+  // progress=worker: when the comm worker's current idle wait ends
+  // (steady_clock ticks; worker_idle_timeout_ns stores it, nudge_open reads).
+  std::atomic<std::int64_t> m_wait_until{0};
 
   // Termination counters (see quiescence.hpp): items sent are the lanes'
   // st.items_sent (items_sent()); m_done is seq_cst: the owner reads it when
@@ -515,6 +527,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   long m_idle_wait_ns = 0;
   bool m_wave_started = false;  // step_quiescence started a wave in this pass
   std::size_t m_pass_received = 0;  // under the MPI lock: buffers the last pass received
+  clock::time_point m_now;          // under the MPI lock: when the last pass started (pass_locked)
   unsigned m_empty_passes = 0;  // idle passes in a row that found nothing
   clock::time_point m_started;
 };

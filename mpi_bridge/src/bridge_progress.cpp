@@ -34,7 +34,7 @@ namespace strata::mpi::detail {
 std::size_t bridge::step_quiescence() {
   if (!m_quiesce_wanted.load(std::memory_order_acquire)) return 0;
   if (m_wave_req == MPI_REQUEST_NULL) {
-    const auto now = clock::now();
+    const auto now = m_now;
     // Done read before sent, both seq_cst (either order is sound by the
     // two-wave argument; this one makes a first wave with sent == done
     // likelier to be the true state).
@@ -58,7 +58,7 @@ std::size_t bridge::step_quiescence() {
   MPI_Test(&m_wave_req, &flag, MPI_STATUS_IGNORE);
   if (flag == 0) return 0;
   m_wave_req = MPI_REQUEST_NULL;
-  m_next_wave = clock::now() + m_wave_pace;
+  m_next_wave = m_now + m_wave_pace;
   m_rounds.fetch_add(1, std::memory_order_relaxed);
   if (m_detector.on_wave({m_wave_global[0], m_wave_global[1]})) {
     m_quiesce_wanted.store(false, std::memory_order_relaxed);
@@ -125,6 +125,15 @@ std::size_t bridge::pass() {
   return pass_locked(false);
 }
 
+void bridge::help_begin() noexcept { m_helpers.fetch_add(1, std::memory_order_relaxed); }  // relaxed: a hint
+
+// A helper that gives up (its reply is late) leaves the passes to the comm
+// worker again at once, rather than after its idle wait.
+void bridge::help_end(bool satisfied) noexcept {
+  m_helpers.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a hint for worker_ready
+  if (!satisfied) wake_owner();
+}
+
 std::size_t bridge::help() {
   if (in_pass_here()) return 0;  // from an inline handler: the pass it runs in goes on
   std::unique_lock lock(m_mpi, std::try_to_lock);
@@ -136,6 +145,11 @@ std::size_t bridge::help() {
 // sleep test reads it outside m_mpi) to the progress thread.
 std::size_t bridge::pass_locked(bool helper) {
   const pass_scope scope(this);  // what in_pass_here() reads
+  // The pass's one reading of the clock (34 ns on this VM's TSC, and a pass
+  // without traffic is a few hundred): the times the pass records (a
+  // buffer received, a send started, the owner's look at the outboxes, the
+  // peer check) are all its start.
+  m_now = clock::now();
   if (!helper) m_seen_posted = m_posted.load();
   m_owner_posted = false;
   std::size_t n = test_receives();
@@ -149,8 +163,7 @@ std::size_t bridge::pass_locked(bool helper) {
   // A completed wave is progress for the caller (progress=caller loops on
   // pass()) but not traffic: it must not keep the progress thread spinning.
   m_last_pass_waves = step_quiescence();
-  const auto now = clock::now();
-  if (now >= m_next_peer_check) check_peers(now);
+  if (m_now >= m_next_peer_check) check_peers(m_now);
   return n;
 }
 
@@ -294,12 +307,12 @@ std::size_t bridge::worker_pass_inner(bool idle) {
     // What this worker posted (an actor's answer, a task's post_at) goes now:
     // it has nothing left to run, so it is done producing.
     if (outbox* ob = find_my_outbox(); ob != nullptr && ob->has_open.load(std::memory_order_relaxed)) {
-      sealed = seal_outbox(*ob, true, clock::now());
+      sealed = seal_outbox(*ob, true, {});  // forced: no time needed
     }
   }
   m_wave_started = false;
   const std::size_t n = pass_locked(false) + sealed;
-  m_last_pass = clock::now();
+  m_last_pass = m_now;
   // Hot after what brings more traffic from other ranks: a receive, a wave,
   // or a send while a reply is awaited. A send that only completed, or a
   // buffer this pass sealed for a producer, does not: while a producer
@@ -339,35 +352,58 @@ bool bridge::worker_ready(bool parking) noexcept {
   // Only within the active window after the last pass that did something
   // (an idle rank's worker must park), and not in the parking re-check,
   // which comes after a spin (the worker would never park).
+  // A thread waiting in get() makes the passes (help_begin): spinning
+  // beside it would take a core from it or from the peer rank.
+  if (m_helpers.load(std::memory_order_relaxed) != 0) return false;  // relaxed: a hint
   const auto now = clock::now();
   if (now < m_hot_until) return true;
   return !parking && now < m_hot_until + k_active_window && now - m_last_pass >= k_pass_interval;
 }
 
 long bridge::worker_idle_timeout_ns() noexcept {
-  // A reply awaited here comes by MPI, which cannot wake the worker: it
-  // looks every k_idle_wait_min_ns until the reply came.
-  if (m_awaited.load(std::memory_order_relaxed) != 0) return k_idle_wait_min_ns;  // relaxed: a hint
+  // The wait without an open buffer or a send: 50 µs while a reply is
+  // awaited here (it comes by MPI, which cannot wake the worker), else the
+  // back-off; flush_delay while a helper makes the passes (comm_worker.hpp).
+  const bool awaited = m_awaited.load(std::memory_order_relaxed) != 0;  // relaxed: a hint
+  long quiet = awaited || m_idle_wait_ns == 0 ? k_idle_wait_min_ns : m_idle_wait_ns;
+  if (m_helpers.load(std::memory_order_relaxed) != 0) {  // relaxed: a hint
+    quiet = std::clamp<long>(static_cast<long>(m_cfg.flush_delay_us) * 1000, k_idle_wait_busy_ns, k_idle_wait_max_ns);
+  }
+  // Its end, published before the hints are read (seq_cst, both), for the
+  // producers that open a buffer (nudge_open; comm_worker.hpp, Opened
+  // buffers): one that read a stale end stored its hint before its fence,
+  // so the loads below see it.
+  const std::int64_t now = clock::now().time_since_epoch().count();
+  m_wait_until.store(now + quiet, std::memory_order_seq_cst);
   // A send in flight, or an open buffer: looked at again soon (the send
-  // needs MPI calls to complete; the buffer is due within flush_delay).
+  // needs MPI calls to complete, the buffer is due within flush_delay).
   // seq_cst: this runs after the park announce, so a producer whose
   // notify_worker missed `sleeping` stored has_open before its fence and
   // is seen here (comm_worker.hpp, No lost wake-up).
-  if (m_pending_bytes.load(std::memory_order_seq_cst) != 0) return k_idle_wait_busy_ns;
-  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
-    if (ob->has_open.load(std::memory_order_seq_cst)) return k_idle_wait_busy_ns;
+  bool busy = m_pending_bytes.load(std::memory_order_seq_cst) != 0;
+  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr && !busy; ob = ob->next) {
+    busy = ob->has_open.load(std::memory_order_seq_cst);
   }
-  const long t = m_idle_wait_ns == 0 ? k_idle_wait_min_ns : m_idle_wait_ns;
-  m_idle_wait_ns = std::min(2 * t, k_idle_wait_max_ns);
-  return t;
+  if (busy) {
+    // Shorter than the end published: a producer that read that one wakes
+    // this worker for nothing, no more.
+    m_wait_until.store(now + k_idle_wait_busy_ns, std::memory_order_relaxed);
+    return k_idle_wait_busy_ns;
+  }
+  if (!awaited) m_idle_wait_ns = std::min(2 * quiet, k_idle_wait_max_ns);
+  return quiet;
 }
 
 session_stats bridge::stats() const {
   session_stats s;
   s.rank = m_rank;
   s.size = m_size;
-  s.thread_level = level_name(m_level);
-  s.progress = m_mode == progress_mode::thread ? "thread" : m_mode == progress_mode::worker ? "worker" : "caller";
+  // Built, then moved in: GCC 12 warns (-Wrestrict, a false positive) on
+  // the assignment from a literal here.
+  s.thread_level = std::string(level_name(m_level));
+  s.progress = std::string(m_mode == progress_mode::thread ? "thread"
+                           : m_mode == progress_mode::worker ? "worker"
+                                                             : "caller");
   s.comm_worker = m_comm != nullptr ? static_cast<int>(m_comm->index) : -1;
   const auto now = clock::now();
   std::vector<std::uint64_t> items(static_cast<std::size_t>(m_size)), bytes(items.size());

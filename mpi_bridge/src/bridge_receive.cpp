@@ -138,7 +138,7 @@ void bridge::accept(int source, const std::byte* p, std::size_t n, const buffer_
     r->instant(trace_kind::mpi_recv, static_cast<std::uint32_t>(source), 0, h.items, n);
   }
   lane& l = *m_lanes[static_cast<std::size_t>(source)];
-  l.last_heard_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - m_started).count(),
+  l.last_heard_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(m_now - m_started).count(),
                         std::memory_order_relaxed);
   {
     std::lock_guard lock(l.m);

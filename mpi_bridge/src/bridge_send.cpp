@@ -407,8 +407,10 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
   }
   if (queued_one && t_serialized != this) {
     kick_sends();
-  } else if (queued_one || opened) {
+  } else if (queued_one) {
     nudge_owner();
+  } else if (opened) {
+    nudge_open();
   }
 }
 
@@ -485,7 +487,7 @@ void bridge::flush_all() {
 // those of idle links.
 std::size_t bridge::seal_due(bool force) {
   std::size_t n = 0;
-  const auto now = clock::now();
+  const auto now = force ? clock::time_point{} : m_now;  // routine looks run in a pass (m_now is its start)
   // acquire: pairs with adopt_outbox's release (a new outbox is seen whole).
   for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
     n += seal_outbox(*ob, force, now);
@@ -606,7 +608,7 @@ std::size_t bridge::start_sends(bool block) {
       }
       l.in_flight++;
       l.in_flight_hint.store(l.in_flight, std::memory_order_relaxed);  // relaxed: a hint (see lane)
-      l.last_sent = clock::now();
+      l.last_sent = m_now;  // the last pass's start: a heartbeat goes at most a pass interval early
       ++n;
     }
   }

@@ -41,8 +41,29 @@
 //   while a reply is awaited on this rank; 20 µs while a send is in flight
 //   or a producer's buffer is open (the send needs MPI calls to complete,
 //   the buffer is due within flush_delay). A producer that needs the owner
-//   (it opened or queued a buffer) calls notify_worker, which wakes the
-//   parked worker through that same word; wake_idle has nothing more to do.
+//   (it queued a buffer, or opened one: Opened buffers below) calls
+//   notify_worker, which wakes the parked worker through that same word;
+//   wake_idle has nothing more to do.
+//
+// Helpers. A thread outside the workers that waits for a reply (get())
+// makes passes itself for up to 200 µs (help_wait), so the reply is taken
+// where it is awaited. Meanwhile (help_begin .. help_end) ready() is false
+// and the idle wait is flush_delay (at least 20 µs): a comm worker spinning
+// beside the helper only fought it for the MPI lock and took a core from it
+// or from the peer rank (3.3 -> 2.6 µs for a 0 B submit_at round trip, and
+// runs of 8-14 µs gone), and a 50 µs wait woke it often enough to cost a
+// microsecond a round trip. A helper that gives up wakes the worker.
+//
+// Opened buffers. A producer that opens a buffer needs it sealed within
+// flush_delay, but a parked comm worker whose wait ends by then will look
+// on its own: nudge_open wakes it only when its wait ends later. The
+// worker publishes that end (m_wait_until, seq_cst) before it reads the
+// hints that choose its wait; the producer stores has_open, fences, then
+// reads `sleeping` and the end. Either the producer reads this wait's end
+// (and wakes a long one), or the worker's reads see has_open and it waits
+// the short busy time (a stale end read by the producer is then harmless).
+// A wake-up per request (a futex call on the requester's path and a third
+// thread on two cores) was a microsecond of every round trip.
 //
 // No lost wake-up: producers store their hint (has_open, has_sealed,
 // pending bytes), then notify_worker (seq_cst fence, load of `sleeping`);

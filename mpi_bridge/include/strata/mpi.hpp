@@ -240,6 +240,9 @@ class session {
   std::uint64_t expect_reply(int rank, std::unique_ptr<detail::reply_sink> sink);
   void lock_mpi();
   void unlock_mpi() noexcept;
+  // With a progress thread or comm worker: passes on this thread while
+  // ready(f) is false, for up to 200 µs.
+  void help_wait(bool (*ready)(const void*), const void* f);
   bool owner_here() const noexcept;
 
   runtime& m_rt;
@@ -338,10 +341,7 @@ T session::get(future<T>& f) {
     }
   } else if (how != progress_mode::caller && !this_worker()) {
     // (On a worker, f.get() runs tasks and the comm worker's passes while it waits.)
-    // With a progress thread: help for a while (a reply is usually a few
-    // µs away and is then received here, with no hand-off), then block.
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
-    while (!f.ready() && std::chrono::steady_clock::now() < until) progress();
+    help_wait([](const void* p) { return static_cast<const future<T>*>(p)->ready(); }, &f);
   }
   return f.get();
 }

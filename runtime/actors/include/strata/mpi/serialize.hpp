@@ -24,6 +24,7 @@
 // instantiated, so actor.hpp needs it; it has no MPI in it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -50,12 +51,17 @@ class writer {
     // insert, not resize and copy: resize zero-fills first, out of line (a
     // twelfth of a posting thread's time on 8-byte items).
     const auto* b = static_cast<const std::byte*>(p);
+    const std::size_t at = m_out.size();
+    if (m_out.capacity() - at < n) grow(at + n);
     m_out.insert(m_out.end(), b, b + n);
   }
   template <class T>
   void value(const T& v);
 
  private:
+  // Out of line, so that insert never reallocates where it is inlined (GCC
+  // 12 reports a false -Wstringop-overflow on that path in some callers).
+  [[gnu::noinline]] void grow(std::size_t need) { m_out.reserve(std::max(need, 2 * m_out.capacity())); }
   std::vector<std::byte>& m_out;
 };
 
