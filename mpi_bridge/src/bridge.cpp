@@ -308,19 +308,21 @@ void bridge::nudge_owner() noexcept {
 }
 
 void bridge::nudge_open() noexcept {
-  if (m_comm == nullptr) {
-    nudge_owner();
-    return;
-  }
   // seq_cst fence: the hint (has_open) before the loads (comm_worker.hpp,
-  // Opened buffers).
+  // Opened buffers; the progress thread publishes its wait the same way).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (m_comm->sleeping.load(std::memory_order_relaxed) != 1) return;  // awake: its next wait's choice sees the hint
+  const bool asleep = m_comm != nullptr ? m_comm->sleeping.load(std::memory_order_relaxed) == 1
+                                        : m_sleeping.load(std::memory_order_relaxed);
+  if (!asleep) return;  // awake: its next wait's choice sees the hint
   const std::int64_t due =
       clock::now().time_since_epoch().count() +
       std::chrono::duration_cast<clock::duration>(std::chrono::microseconds(m_cfg.flush_delay_us)).count();
   if (m_wait_until.load(std::memory_order_relaxed) <= due) return;  // it wakes in time on its own
-  strata::detail::notify_worker(*m_comm);
+  if (m_comm != nullptr) {
+    strata::detail::notify_worker(*m_comm);
+  } else {
+    wake_owner();
+  }
 }
 
 }  // namespace strata::mpi::detail

@@ -24,8 +24,9 @@
 // they are older than flush_delay, when their producer posted nothing
 // since its last look (the producer went idle), at once in latency mode
 // when the link has nothing in flight (there the producer seals itself, and
-// sends, when its link is idle), on flush(), and before joining a
-// termination wave. A thread's buffers enter a link in the order it filled
+// sends, when its link is idle; a reply, which somebody waits for, is
+// sealed so in either mode), on flush(), and before joining a termination
+// wave. A thread's buffers enter a link in the order it filled
 // them: it seals under its outbox lock and queues under the link's mutex
 // while still holding it. An item too big for a buffer takes the large
 // path: a notice item in the thread's ordered stream, then a one-item
@@ -64,7 +65,11 @@
 // cannot wake it: Open MPI has no asynchronous progress), so an idle rank
 // costs a wake-up a millisecond. A producer wakes it (bumps `m_posted`,
 // notifies) only when `m_sleeping` is set and it opened a buffer (the owner
-// must come back to seal it in time) or queued one it could not send. Both
+// must come back to seal it in time; not if its sleep, which it publishes
+// in m_wait_until, ends within flush_delay anyway: nudge_open) or queued
+// one it could not send. While a thread waits in get() and makes the passes
+// itself (help_wait), the owner sleeps for flush_delay instead of spinning
+// beside it (comm_worker.hpp, Helpers). Both
 // sides are a store, a seq_cst fence and a load: the producer stores its
 // hint (has_open, has_sealed) and loads m_sleeping; the owner stores
 // m_sleeping and loads every hint before it waits; one of the two sees the
@@ -244,6 +249,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // in a loop: between the two, the comm worker leaves the passes to it.
   void help_begin() noexcept;
   void help_end(bool satisfied) noexcept;
+  long helper_wait_ns() const noexcept;
   bool in_pass_here() const noexcept;
   void wait_quiescent();
   // serialized(): the MPI lock held by the application's thread, which then
@@ -381,8 +387,8 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // A producer that opened or queued a buffer: wakes the owner if it sleeps
   // (the store of its hint comes first; see Wake-ups).
   void nudge_owner() noexcept;
-  // A producer that opened a buffer: as nudge_owner, but a parked comm
-  // worker whose wait ends within flush_delay is left asleep.
+  // A producer that opened a buffer: as nudge_owner, but an owner whose
+  // sleep ends within flush_delay is left asleep.
   void nudge_open() noexcept;
   outbox* find_my_outbox() noexcept;  // the calling thread's, or nullptr
   void shutdown_mpi() noexcept;
@@ -458,8 +464,9 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::atomic<std::uint64_t> m_next_request{1};
   // Threads between help_begin and help_end (see Helpers in comm_worker.hpp).
   std::atomic<unsigned> m_helpers{0};
-  // progress=worker: when the comm worker's current idle wait ends
-  // (steady_clock ticks; worker_idle_timeout_ns stores it, nudge_open reads).
+  // When the owner's current sleep ends (steady_clock ticks): the comm
+  // worker's idle wait (worker_idle_timeout_ns) or the progress thread's
+  // wait; stored before the owner reads the hints, read by nudge_open.
   std::atomic<std::int64_t> m_wait_until{0};
 
   // Termination counters (see quiescence.hpp): items sent are the lanes'

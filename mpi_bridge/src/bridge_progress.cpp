@@ -127,11 +127,19 @@ std::size_t bridge::pass() {
 
 void bridge::help_begin() noexcept { m_helpers.fetch_add(1, std::memory_order_relaxed); }  // relaxed: a hint
 
-// A helper that gives up (its reply is late) leaves the passes to the comm
-// worker again at once, rather than after its idle wait.
+// A helper that gives up (its reply is late) leaves the passes to the
+// owner again at once, rather than after its wait. seq_cst: the decrement
+// before wake_owner's load of m_sleeping, against the progress thread's
+// store of m_sleeping, fence, load of m_helpers.
 void bridge::help_end(bool satisfied) noexcept {
-  m_helpers.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a hint for worker_ready
+  m_helpers.fetch_sub(1, std::memory_order_seq_cst);
   if (!satisfied) wake_owner();
+}
+
+// The owner's wait while a helper makes the passes: flush_delay, so that a
+// producer's open buffer needs no wake-up (nudge_open), within 20 µs .. 1 ms.
+long bridge::helper_wait_ns() const noexcept {
+  return std::clamp<long>(static_cast<long>(m_cfg.flush_delay_us) * 1000, 20'000, 1'000'000);
 }
 
 std::size_t bridge::help() {
@@ -234,6 +242,22 @@ void bridge::progress_thread() {
   unsigned idle = 0;
   auto sleep_for = std::chrono::microseconds(50);
   while (!m_stop.load(std::memory_order_relaxed)) {
+    if (m_helpers.load(std::memory_order_relaxed) != 0) {  // relaxed: re-read after the fence below
+      // A thread waiting in get() makes the passes (help_wait): this one
+      // steps aside, as the comm worker does (comm_worker.hpp, Helpers),
+      // for flush_delay at most, until the helper is done or gives up.
+      const long t = helper_wait_ns();
+      std::unique_lock lock(m_sleep_m);
+      m_wait_until.store(clock::now().time_since_epoch().count() + t, std::memory_order_seq_cst);  // nudge_open
+      m_sleeping.store(true, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_seq_cst);  // m_sleeping before m_helpers (help_end's wake)
+      if (m_helpers.load(std::memory_order_relaxed) != 0 && !m_stop.load()) {
+        m_sleep_cv.wait_for(lock, std::chrono::nanoseconds(t));
+      }
+      m_sleeping.store(false, std::memory_order_relaxed);
+      idle = 100;
+      continue;
+    }
     if (pass() != 0) {
       idle = 0;
       sleep_for = std::chrono::microseconds(50);
@@ -246,6 +270,10 @@ void bridge::progress_thread() {
       continue;
     }
     std::unique_lock lock(m_sleep_m);
+    // The wait's end, for nudge_open, published before the hints are read.
+    m_wait_until.store(
+        clock::now().time_since_epoch().count() + std::chrono::duration_cast<clock::duration>(sleep_for).count(),
+        std::memory_order_seq_cst);
     m_sleeping.store(true, std::memory_order_relaxed);
     // seq_cst: m_sleeping before the hints (Wake-ups in bridge.hpp; the
     // producers fence between their hint and their load of m_sleeping).
@@ -366,9 +394,7 @@ long bridge::worker_idle_timeout_ns() noexcept {
   // back-off; flush_delay while a helper makes the passes (comm_worker.hpp).
   const bool awaited = m_awaited.load(std::memory_order_relaxed) != 0;  // relaxed: a hint
   long quiet = awaited || m_idle_wait_ns == 0 ? k_idle_wait_min_ns : m_idle_wait_ns;
-  if (m_helpers.load(std::memory_order_relaxed) != 0) {  // relaxed: a hint
-    quiet = std::clamp<long>(static_cast<long>(m_cfg.flush_delay_us) * 1000, k_idle_wait_busy_ns, k_idle_wait_max_ns);
-  }
+  if (m_helpers.load(std::memory_order_relaxed) != 0) quiet = helper_wait_ns();  // relaxed: a hint
   // Its end, published before the hints are read (seq_cst, both), for the
   // producers that open a buffer (nudge_open; comm_worker.hpp, Opened
   // buffers): one that read a stale end stored its hint before its fence,
