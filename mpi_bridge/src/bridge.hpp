@@ -68,8 +68,8 @@
 // must come back to seal it in time; not if its sleep, which it publishes
 // in m_wait_until, ends within flush_delay anyway: nudge_open) or queued
 // one it could not send. While a thread waits in get() and makes the passes
-// itself (help_wait), the owner sleeps for flush_delay instead of spinning
-// beside it (comm_worker.hpp, Helpers). Both
+// itself (help_wait), the owner sleeps instead of spinning beside it
+// (comm_worker.hpp, Helpers). Both
 // sides are a store, a seq_cst fence and a load: the producer stores its
 // hint (has_open, has_sealed) and loads m_sleeping; the owner stores
 // m_sleeping and loads every hint before it waits; one of the two sees the
@@ -249,7 +249,8 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // in a loop: between the two, the comm worker leaves the passes to it.
   void help_begin() noexcept;
   void help_end(bool satisfied) noexcept;
-  long helper_wait_ns() const noexcept;
+  // The owner's sleep while a thread helps (comm_worker.hpp, Helpers).
+  static constexpr long k_helper_wait_ns = 1'000'000;
   bool in_pass_here() const noexcept;
   void wait_quiescent();
   // serialized(): the MPI lock held by the application's thread, which then
@@ -390,6 +391,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // A producer that opened a buffer: as nudge_owner, but an owner whose
   // sleep ends within flush_delay is left asleep.
   void nudge_open() noexcept;
+  void mark_after_help() noexcept;  // the calling thread's next post goes at once on an idle link
   outbox* find_my_outbox() noexcept;  // the calling thread's, or nullptr
   void shutdown_mpi() noexcept;
   std::size_t worker_pass_inner(bool idle);

@@ -127,19 +127,23 @@ std::size_t bridge::pass() {
 
 void bridge::help_begin() noexcept { m_helpers.fetch_add(1, std::memory_order_relaxed); }  // relaxed: a hint
 
-// A helper that gives up (its reply is late) leaves the passes to the
-// owner again at once, rather than after its wait. seq_cst: the decrement
-// before wake_owner's load of m_sleeping, against the progress thread's
-// store of m_sleeping, fence, load of m_helpers.
+// The owner sleeps up to a millisecond while a thread helps, and the
+// helper leaving does not wake it unless something needs it: the helper's
+// reply is late (it gives up), another reply is awaited, a send is in
+// flight or a buffer is open. seq_cst: the decrement before wake_owner's
+// load of m_sleeping, against the progress thread's store of m_sleeping,
+// fence, load of m_helpers. This thread's next post goes at once on an
+// idle link (mark_after_help): a thread that waited for a reply usually
+// sends the next request, and an open buffer would need the owner.
 void bridge::help_end(bool satisfied) noexcept {
   m_helpers.fetch_sub(1, std::memory_order_seq_cst);
-  if (!satisfied) wake_owner();
-}
-
-// The owner's wait while a helper makes the passes: flush_delay, so that a
-// producer's open buffer needs no wake-up (nudge_open), within 20 µs .. 1 ms.
-long bridge::helper_wait_ns() const noexcept {
-  return std::clamp<long>(static_cast<long>(m_cfg.flush_delay_us) * 1000, 20'000, 1'000'000);
+  mark_after_help();
+  bool needed = !satisfied || m_awaited.load(std::memory_order_seq_cst) != 0 ||
+                m_pending_bytes.load(std::memory_order_seq_cst) != 0;
+  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr && !needed; ob = ob->next) {
+    needed = ob->has_open.load(std::memory_order_seq_cst);
+  }
+  if (needed) wake_owner();
 }
 
 std::size_t bridge::help() {
@@ -245,8 +249,8 @@ void bridge::progress_thread() {
     if (m_helpers.load(std::memory_order_relaxed) != 0) {  // relaxed: re-read after the fence below
       // A thread waiting in get() makes the passes (help_wait): this one
       // steps aside, as the comm worker does (comm_worker.hpp, Helpers),
-      // for flush_delay at most, until the helper is done or gives up.
-      const long t = helper_wait_ns();
+      // until the helper's work is done or it gives up, a millisecond at most.
+      const long t = k_helper_wait_ns;
       std::unique_lock lock(m_sleep_m);
       m_wait_until.store(clock::now().time_since_epoch().count() + t, std::memory_order_seq_cst);  // nudge_open
       m_sleeping.store(true, std::memory_order_relaxed);
@@ -391,10 +395,10 @@ bool bridge::worker_ready(bool parking) noexcept {
 long bridge::worker_idle_timeout_ns() noexcept {
   // The wait without an open buffer or a send: 50 µs while a reply is
   // awaited here (it comes by MPI, which cannot wake the worker), else the
-  // back-off; flush_delay while a helper makes the passes (comm_worker.hpp).
+  // back-off; a millisecond while a helper makes the passes (comm_worker.hpp).
   const bool awaited = m_awaited.load(std::memory_order_relaxed) != 0;  // relaxed: a hint
   long quiet = awaited || m_idle_wait_ns == 0 ? k_idle_wait_min_ns : m_idle_wait_ns;
-  if (m_helpers.load(std::memory_order_relaxed) != 0) quiet = helper_wait_ns();  // relaxed: a hint
+  if (m_helpers.load(std::memory_order_relaxed) != 0) quiet = k_helper_wait_ns;  // relaxed: a hint
   // Its end, published before the hints are read (seq_cst, both), for the
   // producers that open a buffer (nudge_open; comm_worker.hpp, Opened
   // buffers): one that read a stale end stored its hint before its fence,

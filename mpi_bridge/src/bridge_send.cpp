@@ -31,6 +31,9 @@ thread_local const bridge* t_in_pass = nullptr;
 // The bridge whose MPI lock this thread holds in serialized(): it may not
 // send (the lock is taken) nor wait for the owner (which waits for it).
 thread_local const bridge* t_serialized = nullptr;
+// The bridge this thread last helped in get() (help_end), until its next
+// post there, which goes at once when the link is idle.
+thread_local const bridge* t_after_help = nullptr;
 
 // A producer's lock of a link: spin a little first (a seal or a take holds
 // it well under a microsecond), then block.
@@ -82,6 +85,8 @@ struct thread_outboxes {
 thread_local thread_outboxes t_outboxes;
 
 }  // namespace
+
+void bridge::mark_after_help() noexcept { t_after_help = this; }
 
 pass_scope::pass_scope(const bridge* b) noexcept : m_outer(t_in_pass) { t_in_pass = b; }
 bool bridge::in_pass_here() const noexcept { return t_in_pass == this; }
@@ -374,7 +379,12 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     // A reply is awaited: it goes at once when the link is idle, in either
     // mode (an actor's answer from a worker waited for the owner to see the
     // worker go idle: 10-30 µs of every remote ask under progress=thread).
-    const bool latency = (m_cfg.mode == send_mode::latency || h == handler::reply) && !large &&
+    // So does the first post of a thread after it waited in get(): usually
+    // its next request, which an open buffer would make wait for the owner
+    // that sleeps meanwhile (bridge::help_end).
+    const bool after_help = t_after_help == this;
+    if (after_help) t_after_help = nullptr;
+    const bool latency = (m_cfg.mode == send_mode::latency || h == handler::reply || after_help) && !large &&
                          l.in_flight_hint.load(std::memory_order_relaxed) == 0 &&
                          !l.has_sealed.load(std::memory_order_relaxed);
     std::unique_ptr<queued> node = large || latency ? std::make_unique<queued>() : nullptr;

@@ -48,11 +48,15 @@
 // Helpers. A thread outside the workers that waits for a reply (get())
 // makes passes itself for up to 200 µs (help_wait), so the reply is taken
 // where it is awaited. Meanwhile (help_begin .. help_end) ready() is false
-// and the idle wait is flush_delay (at least 20 µs): a comm worker spinning
-// beside the helper only fought it for the MPI lock and took a core from it
-// or from the peer rank (3.3 -> 2.6 µs for a 0 B submit_at round trip, and
-// runs of 8-14 µs gone), and a 50 µs wait woke it often enough to cost a
-// microsecond a round trip. A helper that gives up wakes the worker.
+// and the idle wait is a millisecond: a comm worker spinning beside the
+// helper only fought it for the MPI lock and took a core from it or from
+// the peer rank (3.3 -> 2.6 µs for a 0 B submit_at round trip, and runs of
+// 8-22 µs gone), and one woken every 100 µs still cost half a microsecond
+// a round trip (each wake-up took the helper's core for 15-45 µs). The
+// helper that leaves wakes the worker only when something needs it (its
+// own reply late, another awaited, a send in flight, an open buffer), and
+// its next post goes at once on an idle link, so that its next request
+// does not open a buffer that a sleeping worker would have to seal.
 //
 // Opened buffers. A producer that opens a buffer needs it sealed within
 // flush_delay, but a parked comm worker whose wait ends by then will look

@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -120,6 +121,16 @@ void bump(std::uint32_t bin) {
 }
 STRATA_MPI_REMOTE_INLINE(bump);
 
+// Around a thread that waits in get() (the owner steps aside while it helps).
+int slow_inc(int v, int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return v + 1;
+}
+STRATA_MPI_REMOTE(slow_inc);
+std::vector<std::atomic<std::uint64_t>> g_marks(16);  // [source * 4 + what]
+void mark(int source, int what) { g_marks[static_cast<std::size_t>(source * 4 + what) % 16].fetch_add(1); }
+STRATA_MPI_REMOTE_INLINE(mark);
+
 template <class T>
 T get(strata::future<T>& f) {
   return g_mpi->get(f);
@@ -181,6 +192,58 @@ TEST(Remote, GetFromAnotherThread) {
   t.join();
   EXPECT_EQ(got, 42);
   g_mpi->wait_quiescent();
+}
+
+// While a thread waits in get() it makes the passes and the owner (progress
+// thread or comm worker) sleeps; the owner must take over at once when the
+// helper gives up (a reply slower than its 200 µs), and what threads post
+// around the wait must go without a flush: the waiting thread's next post
+// (sent at once), its post after that (an open buffer the owner seals
+// within flush_delay), and another thread's post during the wait.
+TEST(Remote, PostsAndRepliesAroundAWaitingThread) {
+  if (caller_mode()) GTEST_SKIP() << "progress=caller: no owner besides the session's thread";
+  const int n = g_mpi->size(), me = g_mpi->rank(), next = (me + 1) % n, prev = (me + n - 1) % n;
+  for (auto& m : g_marks) m = 0;
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  // A quick reply (taken by this thread), then one 20 ms away (the helper
+  // gives up and the owner receives it), while another thread posts.
+  auto quick = g_mpi->submit_at(next, slow_inc, 1, 0);
+  EXPECT_EQ(g_mpi->get(quick), 2);
+  auto slow = g_mpi->submit_at(next, slow_inc, 41, 20);
+  std::thread other([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    g_mpi->post_at(next, mark, me, 0);
+  });
+  EXPECT_EQ(g_mpi->get(slow), 42);
+  other.join();
+  const double slow_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  // Two posts after the wait, then no session call until they arrived.
+  g_mpi->post_at(next, mark, me, 1);
+  g_mpi->post_at(next, mark, me, 2);
+  const auto t1 = clock::now();
+  const auto arrived = [&] {
+    return g_marks[static_cast<std::size_t>(prev * 4) % 16].load() == 1 &&
+           g_marks[static_cast<std::size_t>(prev * 4 + 1) % 16].load() == 1 &&
+           g_marks[static_cast<std::size_t>(prev * 4 + 2) % 16].load() == 1;
+  };
+  while (!arrived() && clock::now() - t1 < std::chrono::seconds(5)) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  const double posts_ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
+  EXPECT_TRUE(arrived()) << "marks from rank " << prev << ": " << g_marks[static_cast<std::size_t>(prev * 4) % 16]
+                         << " " << g_marks[static_cast<std::size_t>(prev * 4 + 1) % 16] << " "
+                         << g_marks[static_cast<std::size_t>(prev * 4 + 2) % 16];
+  // Generous for an oversubscribed machine: the sleeps are 20 ms, a flush
+  // delay 0.1 ms and an owner's wait at most 1 ms.
+  EXPECT_LT(slow_ms, 1000.0) << "a reply after the helper gave up took " << slow_ms << " ms";
+  EXPECT_LT(posts_ms, 1000.0) << "posts after a wait arrived after " << posts_ms << " ms";
+  if (me == 0) std::printf("[ helper ] slow reply %.1f ms, posts after the wait %.2f ms\n", slow_ms, posts_ms);
+  g_mpi->wait_quiescent();
+  std::uint64_t total = 0;
+  for (auto& m : g_marks) total += m.load();
+  EXPECT_EQ(total, 3u);  // only from prev
 }
 
 TEST(Remote, ExceptionsComeBackNamingFunctionAndRank) {
