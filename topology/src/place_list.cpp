@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
+#include <vector>
 #include <string>
 
 namespace strata {
@@ -71,17 +71,24 @@ class parser {
     if (eat('-')) {
       const long long last = pu_number();
       if (last < first) fail("range " + std::to_string(first) + "-" + std::to_string(last) + " is descending");
-      for (long long p = first; p <= last; ++p) place.push_back(static_cast<int>(p));
+      for (long long p = first; p <= last; ++p) push_checked(place, p);
     } else if (eat(':')) {
       auto [len, stride] = interval();
       for (long long i = 0; i < len; ++i) push_checked(place, first + i * stride);
     } else {
-      place.push_back(static_cast<int>(first));
+      push_checked(place, first);
     }
   }
 
+  // Every PU of the list passes here once, so a repeat is refused where it
+  // is written and the work is bounded: a list can name at most k_max_pu + 1
+  // PUs before one repeats, however large its intervals and replications
+  // ("{0:44545}:44545" would otherwise build two billion entries).
   void push_checked(std::vector<int>& place, long long pu) {
     if (pu < 0 || pu > k_max_pu) fail("interval reaches PU " + std::to_string(pu) + ", outside 0.." + std::to_string(k_max_pu));
+    if (m_seen.empty()) m_seen.resize(static_cast<std::size_t>(k_max_pu) + 1);
+    if (m_seen[static_cast<std::size_t>(pu)]) fail("PU " + std::to_string(pu) + " appears more than once");
+    m_seen[static_cast<std::size_t>(pu)] = true;
     place.push_back(static_cast<int>(pu));
   }
 
@@ -100,9 +107,11 @@ class parser {
         expect('}', "'}' closing the place");
         if (eat(':')) {  // place:len[:stride] replicates the place
           auto [len, stride] = interval();
-          for (long long i = 0; i < len; ++i) {
+          const std::size_t base = places.size();
+          places.push_back(std::move(place));  // copy 0 is the place itself, already counted
+          for (long long i = 1; i < len; ++i) {
             std::vector<int> shifted;
-            for (int pu : place) push_checked(shifted, pu + i * stride);
+            for (int pu : places[base]) push_checked(shifted, pu + i * stride);
             places.push_back(std::move(shifted));
           }
         } else {
@@ -126,6 +135,7 @@ class parser {
  private:
   std::string_view m_text;
   std::string_view m_origin;
+  std::vector<bool> m_seen;  // PUs named so far, indexed by OS number
 };
 
 std::string trim(std::string_view s) {
@@ -186,17 +196,7 @@ place_spec parse_places(std::string_view text, std::string_view origin) {
   }
   if (std::isalpha(static_cast<unsigned char>(t[0]))) p.fail("unknown place kind '" + name + "'");
 
-  place_spec spec{place_kind::explicit_list, std::nullopt, p.list()};
-  std::set<int> seen;
-  for (const auto& place : spec.places) {
-    for (int pu : place) {
-      if (!seen.insert(pu).second) {
-        p.m_pos = t.size();
-        p.fail("PU " + std::to_string(pu) + " appears more than once");
-      }
-    }
-  }
-  return spec;
+  return {place_kind::explicit_list, std::nullopt, p.list()};
 }
 
 }  // namespace strata
