@@ -345,7 +345,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   outbox& my_outbox();
   outbox& my_outbox_slow();
   outbox& adopt_outbox();
-  void open_slot(outbox& ob, int dest, std::size_t item);
+  void open_slot(outbox& ob, int dest, std::size_t item, bool stamp);
   // Under ob.lock: seals dest's open buffer and queues it on the link in
   // `node`, then `then` (a large buffer's node) right after it, if given.
   void seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, std::unique_ptr<queued> node,
@@ -356,7 +356,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   bool waiting_work(bool* open);
   void post_local(handler h, const std::byte* head, std::size_t hn, const std::byte* body, std::size_t bn);
   void count_inline_done() noexcept;
-  std::size_t seal_due(bool force);
+  std::size_t seal_due(bool force, bool open_only = false);
   std::size_t start_sends(bool block = false);
   std::uint64_t items_sent();
   std::size_t test_sends();

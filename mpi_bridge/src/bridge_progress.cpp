@@ -169,8 +169,14 @@ std::size_t bridge::pass_locked(bool helper) {
   m_pass_received = n;
   n += test_sends();
   // What inline handlers posted during this pass (replies, forwards): the
-  // owner is their producer and it is done producing for this pass.
-  n += seal_due(m_owner_posted);
+  // thread running the pass is their producer and it is done producing for
+  // this pass, so its own outbox is sealed; the others get the routine look
+  // (forcing them all sealed other threads' buffers early and moved their
+  // outboxes' lines on every pass that answered a request).
+  if (m_owner_posted) {
+    if (outbox* ob = find_my_outbox()) n += seal_outbox(*ob, true, {});
+  }
+  n += seal_due(false);
   n += start_sends();
   // A completed wave is progress for the caller (progress=caller loops on
   // pass()) but not traffic: it must not keep the progress thread spinning.
