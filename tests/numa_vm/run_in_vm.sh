@@ -29,7 +29,9 @@
 #   5. Streams the test's output (the guest console after the /init start
 #      marker, CRs stripped) to stdout and exits with the test's status.
 #      If QEMU itself dies of a signal before the test starts (a rare TCG
-#      crash), it boots again, at most three boots in all.
+#      crash), or the guest stalls while it boots (a soft lockup or an RCU
+#      stall on the console, or no test started within --boot-timeout), it
+#      boots again, at most three boots in all.
 #
 # Exit status: the test's own status (0-255; 128+N if it died of signal N),
 # or 125 when there is no result: bad usage, missing tools, no kernel, the
@@ -40,6 +42,8 @@
 #   --cache DIR      kernel and scratch space; default $STRATA_VM_CACHE, else
 #                    ./numa_vm_cache under the current directory.
 #   --timeout SECS   wall-clock limit for the whole guest run (default 300).
+#   --boot-timeout SECS  limit for one boot, until the test starts (default
+#                    180, at most half of --timeout; a boot takes about 10 s).
 #   --verbose        stream the whole console (boot log included).
 # Environment:
 #   STRATA_VM_CACHE  default cache directory.
@@ -79,6 +83,7 @@ EOF
 # --- arguments ---------------------------------------------------------------
 cache=${STRATA_VM_CACHE:-$PWD/numa_vm_cache}
 timeout_s=300
+boot_timeout_s=180
 verbose=0
 while (($#)); do
     case $1 in
@@ -86,6 +91,8 @@ while (($#)); do
         --cache=*) cache=${1#*=}; shift ;;
         --timeout) (($# >= 2)) || usage; timeout_s=$2; shift 2 ;;
         --timeout=*) timeout_s=${1#*=}; shift ;;
+        --boot-timeout) (($# >= 2)) || usage; boot_timeout_s=$2; shift 2 ;;
+        --boot-timeout=*) boot_timeout_s=${1#*=}; shift ;;
         --verbose|-v) verbose=1; shift ;;
         -h|--help) usage ;;
         --) shift; break ;;
@@ -96,6 +103,9 @@ done
 (($# >= 1)) || usage
 [[ $timeout_s =~ ^[0-9]+$ && $timeout_s -gt 0 ]] ||
     die "--timeout wants a positive number of seconds, got '$timeout_s'"
+[[ $boot_timeout_s =~ ^[0-9]+$ && $boot_timeout_s -gt 0 ]] ||
+    die "--boot-timeout wants a positive number of seconds, got '$boot_timeout_s'"
+((boot_timeout_s <= timeout_s / 2)) || boot_timeout_s=$((timeout_s / 2 > 0 ? timeout_s / 2 : 1))
 [[ -n $cache ]] || die "empty cache directory"
 
 binary=$1
@@ -270,7 +280,10 @@ done < <("$busybox" --list)
     die "$busybox lacks the sh, mount or poweroff applet"
 ln -sf ../bin/busybox "$root/sbin/poweroff"
 
-# The test binary and its libraries.
+# The test binary and its libraries. A path the guest's busybox already
+# holds (/bin/true) would overwrite busybox through its applet link.
+[[ ! -e $root$binary && ! -L $root$binary ]] ||
+    die "cannot run $binary in the guest: the guest's busybox has that path; copy the binary elsewhere"
 stage_file "$binary"
 stage_libs "$binary"
 [[ -f /etc/ld.so.cache ]] && cp -- /etc/ld.so.cache "$root/etc/ld.so.cache"
@@ -401,7 +414,14 @@ filter_console() {
     exec 3>&-
 }
 
-# Boots the guest once, with a limit of $1 seconds; sets qemu_rc.
+# A guest that stalls while it boots says so on the console (the kernel's
+# watchdog prints these at KERN_EMERG, past 'quiet'); seen once in a CI
+# run: CPU 0 stuck in a kworker from 29 s on, with 8 vCPUs of TCG on 2
+# host cores, until the run's 800 s limit.
+readonly BOOT_STALL='soft lockup|self-detected stall|detected stalls on CPUs'
+
+# Boots the guest once, with a limit of $1 seconds; sets qemu_rc, and
+# boot_stalled when the boot was abandoned (see BOOT_STALL, --boot-timeout).
 run_guest() {
     rm -f -- "$log" "$status_file" "$began_file" "$fifo" "$qemu_err"
     mkfifo "$fifo"
@@ -411,6 +431,29 @@ run_guest() {
     timeout -k 10 "$1" "${qemu[@]}" </dev/null >"$fifo" 2>"$qemu_err" &
     qemu_pid=$!
     qemu_rc=0
+    boot_stalled=0
+    boot_why=
+    local boot_start=$SECONDS stall_seen=
+    # Watch the boot; once the test has begun it has the rest of the limit.
+    # A stall report gives the boot 60 s more (a loaded host can print one
+    # and still boot), not the whole boot limit.
+    while [[ ! -e $began_file ]] && kill -0 "$qemu_pid" 2>/dev/null; do
+        if [[ -z $stall_seen ]] && grep -qE "$BOOT_STALL" "$log" 2>/dev/null; then
+            stall_seen=$SECONDS
+        fi
+        if ((SECONDS - boot_start >= boot_timeout_s)); then
+            boot_why="no test started within ${boot_timeout_s}s"
+        elif [[ -n $stall_seen ]] && ((SECONDS - stall_seen >= 60)); then
+            boot_why="'$(grep -m 1 -oE "$BOOT_STALL" "$log")' on the console, no test 60s later"
+        fi
+        if [[ -n $boot_why ]]; then
+            [[ -e $began_file ]] && { boot_why=; break; }
+            boot_stalled=1
+            kill -TERM "$qemu_pid" 2>/dev/null || true
+            break
+        fi
+        sleep 0.5
+    done
     wait "$qemu_pid" || qemu_rc=$?
     qemu_pid=
     wait "$filter_pid" || true
@@ -429,6 +472,11 @@ while :; do
     run_guest "$((timeout_s - (SECONDS - start)))"
     [[ -s $status_file ]] && exit "$(<"$status_file")"
     left=$((timeout_s - (SECONDS - start)))
+    if [[ ! -e $began_file ]] && ((boot_stalled && attempt < 3 && left > 30)); then
+        note "the guest stalled while it booted (boot $attempt: $boot_why); booting again"
+        attempt=$((attempt + 1))
+        continue
+    fi
     if [[ ! -e $began_file ]] && ((qemu_rc > 128 && qemu_rc != 137 &&
                                    attempt < 3 && left > 30)); then
         note "QEMU died with status $qemu_rc before the test started; booting again"
@@ -439,7 +487,9 @@ while :; do
 done
 elapsed=$((SECONDS - start))
 
-if ((qemu_rc == 124 || qemu_rc == 137)); then
+if ((boot_stalled)); then
+    reason="the guest stalled while it booted, $attempt boot(s), the last: $boot_why"
+elif ((qemu_rc == 124 || qemu_rc == 137)); then
     reason="timed out after ${timeout_s}s"
 elif grep -q 'Kernel panic' "$log" 2>/dev/null; then
     reason="kernel panic"
