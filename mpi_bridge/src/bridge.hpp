@@ -531,7 +531,8 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // constructor, then fixed); the rest is the comm worker's own.
   strata::detail::worker* m_comm = nullptr;
   comm_source* m_comm_source = nullptr;
-  clock::time_point m_hot_until{};
+  unsigned m_hot_passes = 0;        // the hot window's passes left (bridge_progress.cpp)
+  clock::time_point m_hot_until{};  // and its end in time, or its last pass's
   clock::time_point m_last_pass{};
   long m_idle_wait_ns = 0;
   bool m_wave_started = false;  // step_quiescence started a wave in this pass

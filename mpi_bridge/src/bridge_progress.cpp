@@ -303,9 +303,15 @@ void bridge::progress_thread() {
 // ---- The comm worker (progress=worker: comm_worker.hpp) ------------------------
 
 namespace {
-// After a pass that did something, the comm worker keeps passing this long
-// before it parks (the progress thread's 200 spinning passes, about).
+// After a pass that did something, the comm worker keeps passing for this
+// long and for this many passes, whichever ends later, before it parks
+// (the progress thread's 200 spinning passes, about). Time alone was not
+// enough: a worker preempted inside the window (ranks sharing cores with
+// other threads) found it expired when it ran again and parked, and each
+// request then waited out a timed sleep (a 0 B round trip of 2-7 ms beside
+// two busy processes, where raw MPI took 1-56 µs).
 constexpr auto k_hot_window = std::chrono::microseconds(100);
+constexpr unsigned k_hot_passes = 256;
 // Its idle wait: 50 µs, doubling to 1 ms while passes find nothing (the
 // progress thread's sleep), and 50 µs while a reply is awaited.
 constexpr long k_idle_wait_min_ns = 50'000;
@@ -337,9 +343,18 @@ std::size_t bridge::worker_pass(bool idle) noexcept {
 }
 
 std::size_t bridge::worker_pass_inner(bool idle) {
-  if (in_pass_here()) return 0;  // a wait inside an inline handler of this worker's pass
+  // A poll that makes no pass still counts against the hot window's passes:
+  // while serialized() holds the MPI lock (the application's own MPI calls)
+  // the worker would otherwise spin on failed tries for as long as it held.
+  if (in_pass_here()) {  // a wait inside an inline handler of this worker's pass
+    if (m_hot_passes != 0) --m_hot_passes;
+    return 0;
+  }
   std::unique_lock lock(m_mpi, std::try_to_lock);
-  if (!lock.owns_lock()) return 0;  // a helper's pass, or serialized(): the worker runs tasks meanwhile
+  if (!lock.owns_lock()) {  // a helper's pass, or serialized(): the worker runs tasks meanwhile
+    if (m_hot_passes != 0) --m_hot_passes;
+    return 0;
+  }
   std::size_t sealed = 0;
   if (idle) {
     // What this worker posted (an actor's answer, a task's post_at) goes now:
@@ -359,10 +374,15 @@ std::size_t bridge::worker_pass_inner(bool idle) {
   const bool traffic = m_pass_received != 0 || m_last_pass_waves != 0 || m_wave_started || sealed != 0 ||
                        (n != 0 && m_awaited.load(std::memory_order_relaxed) != 0);
   if (traffic) {
-    m_hot_until = m_last_pass + k_hot_window;
+    m_hot_passes = k_hot_passes;
+    m_hot_until = m_now + k_hot_window;
     m_idle_wait_ns = k_idle_wait_min_ns;
     m_empty_passes = 0;
-  } else if (idle && ++m_empty_passes >= k_spin_passes) {
+  } else if (m_hot_passes != 0) {
+    --m_hot_passes;
+    if (m_hot_passes == 0) m_hot_until = std::max(m_hot_until, m_now);
+  }
+  if (!traffic && idle && ++m_empty_passes >= k_spin_passes) {
     // Spinning on passes (ready() holds while a buffer waits or the window
     // is hot) must not keep the core for a whole time slice from the
     // threads that would make the progress it waits for: the peer rank's
@@ -393,6 +413,7 @@ bool bridge::worker_ready(bool parking) noexcept {
   // A thread waiting in get() makes the passes (help_begin): spinning
   // beside it would take a core from it or from the peer rank.
   if (m_helpers.load(std::memory_order_relaxed) != 0) return false;  // relaxed: a hint
+  if (m_hot_passes != 0) return true;
   const auto now = clock::now();
   if (now < m_hot_until) return true;
   return !parking && now < m_hot_until + k_active_window && now - m_last_pass >= k_pass_interval;

@@ -52,8 +52,11 @@ std::size_t session::progress() {
 
 // A reply is usually a few µs away: received here, it needs no hand-off
 // from another thread. Meanwhile the comm worker leaves the passes to this
-// thread (bridge::help_begin). The clock is read every 16 passes: a reading
-// costs a tenth of a pass.
+// thread (bridge::help_begin). It helps for 200 µs and 512 tries, whichever
+// ends later: a thread preempted while it helps (ranks sharing cores with
+// other threads) must not come back to find its time spent and sleep on
+// the future, handing the reply to an owner that sleeps too. The clock is
+// read every 16 tries: a reading costs a tenth of a pass.
 void session::help_wait(bool (*ready)(const void*), const void* f) {
   struct helping {
     detail::bridge& b;
@@ -67,7 +70,7 @@ void session::help_wait(bool (*ready)(const void*), const void* f) {
   for (unsigned i = 1; !h.done; ++i) {
     m_b->help();
     h.done = ready(f);
-    if (i % 16 == 0 && std::chrono::steady_clock::now() >= until) break;
+    if (i >= 512 && i % 16 == 0 && std::chrono::steady_clock::now() >= until) break;
   }
 }
 
