@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace strata {
 namespace {
