@@ -157,8 +157,8 @@ std::size_t bridge::help() {
 // sleep test reads it outside m_mpi) to the progress thread.
 std::size_t bridge::pass_locked(bool helper) {
   const pass_scope scope(this);  // what in_pass_here() reads
-  // The pass's one reading of the clock (34 ns on this VM's TSC, and a pass
-  // without traffic is a few hundred): the times the pass records (a
+  // The pass's one reading of the clock (a reading is a tenth of a pass
+  // without traffic): the times the pass records (a
   // buffer received, a send started, the owner's look at the outboxes, the
   // peer check) are all its start.
   m_now = clock::now();
@@ -308,8 +308,8 @@ namespace {
 // (the progress thread's 200 spinning passes, about). Time alone was not
 // enough: a worker preempted inside the window (ranks sharing cores with
 // other threads) found it expired when it ran again and parked, and each
-// request then waited out a timed sleep (a 0 B round trip of 2-7 ms beside
-// two busy processes, where raw MPI took 1-56 µs).
+// request then waited out a timed sleep of up to a millisecond, where raw
+// MPI, which spins, answers within its next time slice.
 constexpr auto k_hot_window = std::chrono::microseconds(100);
 constexpr unsigned k_hot_passes = 256;
 // Its idle wait: 50 µs, doubling to 1 ms while passes find nothing (the

@@ -238,8 +238,8 @@ void bridge::recycle(outgoing& o) noexcept {
 }
 
 // Under ob.lock: dest's slot gets a buffer for its first item; `stamp`:
-// the time it opened is read (not for a buffer sealed by the same post:
-// a clock reading is 34 ns on this VM).
+// the time it opened is read (not for a buffer the same post seals: a
+// clock reading is a sizeable part of a post).
 void bridge::open_slot(outbox& ob, int dest, std::size_t item, bool stamp) {
   outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
   ob.open.push_back(dest);  // may throw: nothing else changed yet

@@ -415,9 +415,8 @@ filter_console() {
 }
 
 # A guest that stalls while it boots says so on the console (the kernel's
-# watchdog prints these at KERN_EMERG, past 'quiet'); seen once in a CI
-# run: CPU 0 stuck in a kworker from 29 s on, with 8 vCPUs of TCG on 2
-# host cores, until the run's 800 s limit.
+# watchdog prints these at KERN_EMERG, past 'quiet'): with 8 vCPUs of TCG
+# on a small host a boot can stall for good, and a new boot does not.
 readonly BOOT_STALL='soft lockup|self-detected stall|detected stalls on CPUs'
 
 # Boots the guest once, with a limit of $1 seconds; sets qemu_rc, and
