@@ -25,6 +25,9 @@ using strata::detail::trace_ring;
 
 namespace {
 
+// How far ahead of an outbox's write cursor post() prefetches (bytes).
+constexpr std::size_t k_write_ahead = 256;
+
 // The bridge whose pass runs on this thread (its inline handlers post from
 // inside it).
 thread_local const bridge* t_in_pass = nullptr;
@@ -409,6 +412,12 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     } else {
       s.used += write_item(s.buf.get() + s.used, h, head, hn, body, bn);
       s.items++;
+      // The line a few items ahead, taken for writing now: the next post's
+      // lock exchange waits for this post's stores to leave the store
+      // buffer, and a store to a line that the last send's copy left shared
+      // would hold them there for a cross-core miss, every few items of a
+      // reused buffer (prefetch_for_write).
+      if (s.used + k_write_ahead < s.capacity) prefetch_for_write(s.buf.get() + s.used + k_write_ahead);
       if (latency) {
         seal_slot(ob, dest, &peer_stats::flush_latency, std::move(node));  // the link is idle: this item goes now
         queued_one = true;

@@ -3,6 +3,10 @@
 
 #include <mpi.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -11,7 +15,6 @@
 #include <strata/topology/error.hpp>
 
 namespace strata::mpi::detail {
-
 
 inline const char* level_name(thread_level l) {
   switch (l) {
@@ -56,6 +59,27 @@ inline std::uint64_t read_u64(const std::byte* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+
+// Asks for the cache line at `p` in a state this core may write (a hint:
+// it never faults, nor changes memory). A producer appending to a reused
+// send buffer wants it: the buffer's lines were last read by the MPI
+// library's copy (on the peer's core, for a shared-memory transfer), so a
+// store to one waits for the line to be taken back, and the next locked
+// instruction waits for that store. x86's plain prefetch asks for a shared
+// copy, which does not help; PREFETCHW (its CPUID bit checked once, as the
+// Linux kernel does) asks for an owned one. Elsewhere the compiler's
+// write prefetch is already that.
+#if defined(__x86_64__) || defined(__i386__)
+inline const bool k_has_prefetchw = [] {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(0x80000001u, &a, &b, &c, &d) != 0 && (c & (1u << 8)) != 0;  // PRFCHW / 3DNowPrefetch
+}();
+inline void prefetch_for_write(const void* p) noexcept {
+  if (k_has_prefetchw) asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+}
+#else
+inline void prefetch_for_write(const void* p) noexcept { __builtin_prefetch(p, 1, 3); }
+#endif
 
 // find_remote(id) through a one-entry cache per thread (bridge_receive.cpp).
 const remote_entry* cached_remote(std::uint64_t id) noexcept;
