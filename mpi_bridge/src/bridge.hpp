@@ -370,6 +370,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void run_inline(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
   void invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
   void invoke_posted(int source, const remote_entry* e, const std::byte* args, std::size_t n);
+  void run_posted(int source, const remote_entry* e, const std::byte* args, std::size_t n);
   void report_posted_failure(int source, const remote_entry* e, const char* what) noexcept;
   void dispatch_actor(int source, const std::byte* p, std::size_t n);
   void dispatch_lookup(int source, const std::byte* p, std::size_t n);

@@ -494,6 +494,7 @@ session_stats bridge::stats() const {
   s.termination_rounds = m_rounds.load(std::memory_order_relaxed);
   s.quiescence_calls = m_quiesce_calls.load(std::memory_order_relaxed);
   s.tasks_run = m_tasks_run.load(std::memory_order_relaxed);
+  s.tasks_failed = m_task_errors.load(std::memory_order_relaxed);
   // acquire: pairs with adopt_outbox's release (a new outbox is seen whole).
   for (const outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
     s.tasks_run += ob->inline_runs.load(std::memory_order_relaxed);

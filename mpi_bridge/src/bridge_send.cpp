@@ -482,7 +482,12 @@ void bridge::post_local(handler h, const std::byte* head, std::size_t hn, const 
   if (h == handler::task && hn == 0 && n >= 16) {
     const remote_entry* e = cached_remote(read_u64(body));
     if (e != nullptr && e->run_inline) {
-      invoke(m_rank, e, read_u64(body + 8), body + 16, n - 16);
+      const std::uint64_t request = read_u64(body + 8);
+      if (request == 0 && e->call_posted != nullptr) {
+        run_posted(m_rank, e, body + 16, n - 16);  // post_at's: the short way (dispatch_buffer)
+      } else {
+        invoke(m_rank, e, request, body + 16, n - 16);
+      }
       ob.inline_runs.store(ob.inline_runs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return;
     }

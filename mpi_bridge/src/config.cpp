@@ -227,6 +227,7 @@ std::string session_stats::to_json() const {
   j["termination_rounds"] = termination_rounds;
   j["quiescence_calls"] = quiescence_calls;
   j["tasks_run"] = tasks_run;
+  j["tasks_failed"] = tasks_failed;
   j["actor_messages"] = actor_messages;
   j["producer_waits"] = producer_waits;
   j["outboxes"] = outboxes;

@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -130,6 +131,15 @@ STRATA_MPI_REMOTE(slow_inc);
 std::vector<std::atomic<std::uint64_t>> g_marks(16);  // [source * 4 + what]
 void mark(int source, int what) { g_marks[static_cast<std::size_t>(source * 4 + what) % 16].fetch_add(1); }
 STRATA_MPI_REMOTE_INLINE(mark);
+
+// Throws for odd values: the calls around a throwing one, in the same
+// buffer, still run.
+std::atomic<std::uint64_t> g_even_sum{0};
+void even_only(std::uint64_t v) {
+  if (v % 2 != 0) throw std::runtime_error("odd value " + std::to_string(v));
+  g_even_sum.fetch_add(v, std::memory_order_relaxed);
+}
+STRATA_MPI_REMOTE_INLINE(even_only);
 
 template <class T>
 T get(strata::future<T>& f) {
@@ -408,6 +418,34 @@ TEST(Inline, HandlersRunOnTheOwnerExactlyOnce) {
   std::uint64_t ran_here = 0;
   for (std::size_t b = 0; b < g_bins.size(); ++b) ran_here += want[static_cast<std::size_t>(g_mpi->rank()) * g_bins.size() + b];
   EXPECT_EQ(run_after - run_before, ran_here);
+}
+
+// An inline post_at call that throws is counted and reported where it ran;
+// the items after it in the same buffer run (remote and local calls alike).
+TEST(Inline, AThrowingCallIsCountedAndTheRestOfItsBufferRuns) {
+  g_even_sum = 0;
+  const auto before = g_mpi->stats();
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });
+  const std::uint64_t per_peer = 64, odd_every = 16;  // value v is odd for v % 16 == 1
+  for (int to = 0; to < g_mpi->size(); ++to) {
+    for (std::uint64_t i = 0; i < per_peer; ++i) g_mpi->post_at(to, even_only, i % odd_every == 1 ? i : 2 * i);
+  }
+  g_mpi->wait_quiescent();
+  const auto after = g_mpi->stats();
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });  // no rank posts the next test's items before all read
+  const auto ranks = static_cast<std::uint64_t>(g_mpi->size());
+  std::uint64_t even = 0, odd = 0;
+  for (std::uint64_t i = 0; i < per_peer; ++i) {
+    if (i % odd_every == 1) {
+      ++odd;
+    } else {
+      even += 2 * i;
+    }
+  }
+  EXPECT_EQ(g_even_sum.load(), ranks * even);
+  EXPECT_EQ(after.tasks_failed - before.tasks_failed, ranks * odd);
+  EXPECT_EQ(after.tasks_run - before.tasks_run, ranks * per_peer);
+  EXPECT_NE(after.to_json().find("\"tasks_failed\""), std::string::npos);
 }
 
 // Chains of random length between random ranks: when wait_quiescent returns,

@@ -113,6 +113,7 @@ struct session_stats {
   std::uint64_t termination_rounds = 0;
   std::uint64_t quiescence_calls = 0;
   std::uint64_t tasks_run = 0;
+  std::uint64_t tasks_failed = 0;    // remote calls run here that threw (post_at's are also reported on stderr)
   std::uint64_t actor_messages = 0;  // messages from other ranks delivered to this rank's actors
   std::uint64_t producer_waits = 0;  // times a producer waited for the pending-bytes cap
   std::uint64_t outboxes = 0;        // per-thread buffer sets made (a new thread reuses an ended one's)

@@ -49,6 +49,10 @@ struct remote_entry {
   // Decodes the arguments, runs the function, appends the encoded result to
   // `out`. Throws what the function throws, or decode_error.
   void (*invoke)(reader& args, std::vector<std::byte>& out) = nullptr;
+  // A function with no result: decodes the arguments and runs it, with no
+  // result buffer (post_at's short way: an inline handler's items are run
+  // from the receive loop straight through this). Null for the others.
+  void (*call_posted)(const std::byte* args, std::size_t n) = nullptr;
   bool run_inline = false;  // on the MPI owner at receipt (STRATA_MPI_REMOTE_INLINE)
 };
 
@@ -86,6 +90,15 @@ void invoke_thunk(reader& r, std::vector<std::byte>& out) {
 }
 
 template <auto Fn>
+void call_posted_thunk(const std::byte* p, std::size_t n) {
+  using T = fn_traits<decltype(Fn)>;
+  reader r(p, n);
+  auto args = r.value<typename T::args>();
+  if (r.left() != 0) throw decode_error("strata::mpi: trailing bytes after the arguments");
+  std::apply(Fn, std::move(args));
+}
+
+template <auto Fn>
 bool register_fn(const char* name, bool run_inline = false) {
   using T = fn_traits<decltype(Fn)>;
   static_assert(T::by_value_or_const_ref,
@@ -94,7 +107,9 @@ bool register_fn(const char* name, bool run_inline = false) {
                 "STRATA_MPI_REMOTE: the result type cannot cross ranks (see <strata/mpi/serialize.hpp>)");
   static_assert(serializable<typename T::args>,
                 "STRATA_MPI_REMOTE: an argument type cannot cross ranks (see <strata/mpi/serialize.hpp>)");
-  register_remote({name, name_hash(name), reinterpret_cast<const void*>(Fn), &invoke_thunk<Fn>, run_inline});
+  void (*posted)(const std::byte*, std::size_t) = nullptr;
+  if constexpr (std::is_void_v<typename T::result>) posted = &call_posted_thunk<Fn>;
+  register_remote({name, name_hash(name), reinterpret_cast<const void*>(Fn), &invoke_thunk<Fn>, posted, run_inline});
   return true;
 }
 
