@@ -272,6 +272,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void answer(int source, std::uint64_t request, strata::detail::answer_status s,
               const std::vector<std::byte>& bytes) noexcept override;
   void finished() noexcept override;
+  void malformed() noexcept override;
   void publish(actor_address a, std::uint64_t type, const std::string& type_name, std::string_view name);
   // The directory's entry for `name` as a lookup reply's payload.
   std::vector<std::byte> directory_entry(std::string_view name) const;
@@ -373,6 +374,19 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void run_posted(int source, const remote_entry* e, const std::byte* args, std::size_t n);
   void report_posted_failure(int source, const remote_entry* e, const char* what) noexcept;
   void dispatch_actor(int source, const std::byte* p, std::size_t n);
+  // The actor messages of one received buffer, a batch per destination
+  // worker (bridge_actors.cpp), handed over when the buffer's items are
+  // done, or an item threw out of dispatch_buffer.
+  struct actor_batches {
+    explicit actor_batches(bridge& b) noexcept : owner(b) {}
+    actor_batches(const actor_batches&) = delete;
+    actor_batches& operator=(const actor_batches&) = delete;
+    ~actor_batches() { owner.hand_over(batches); }
+    bridge& owner;
+    std::vector<strata::detail::remote_batch> batches;
+  };
+  bool batch_actor(int source, const std::byte* p, std::size_t n, actor_batches& to);
+  void hand_over(std::vector<strata::detail::remote_batch>& batches) noexcept;
   void dispatch_lookup(int source, const std::byte* p, std::size_t n);
   void attach_actors();
   void detach_actors() noexcept;
@@ -484,6 +498,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::atomic<std::uint64_t> m_tasks_live{0};  // spawned by the bridge, not finished: ~bridge waits
   std::array<std::atomic<std::uint64_t>, k_reject_reasons> m_rejects{};
   std::atomic<std::uint64_t> m_actor_messages{0};  // relaxed: a counter (stats)
+  strata::detail::actor_system* m_actors = nullptr;  // the runtime's actors, from attach_actors on
 
   // The published actors: name -> (address bits, type id, type name).
   struct published {

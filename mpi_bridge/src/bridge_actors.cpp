@@ -2,11 +2,16 @@
 // bridge.hpp; the actors' side in strata/actors/ext/remote.hpp).
 //
 // An actor_message item is {u64 address, u64 message type, u64 request,
-// message bytes}. The owner decodes it and sends it to the local actor as
-// an ordinary message frame, from its one thread, in the link's sequence
-// order: so FIFO per (sender thread, actor) holds across ranks as it does
-// locally (the sender's posts are ordered in its lane, buffers are
-// dispatched in sequence order, and the local inbox is FIFO per producer).
+// message bytes}. The pass that dispatches a buffer gathers its actor
+// messages in a remote_batch per destination worker, and hands the batches
+// to those workers' inboxes when the buffer is done; each worker decodes its
+// batch's messages into ordinary message frames, straight into their
+// mailboxes (strata/actors/ext/remote.hpp). So FIFO per (sender thread,
+// actor) holds across ranks as it does locally: the sender's posts are
+// ordered in its lane, buffers are dispatched in sequence order, one pass
+// at a time, the inbox is FIFO per producer, and a batch keeps its order.
+// A batch per buffer, not a frame per message: per message, a frame
+// through the inbox cost an atomic exchange, a wake-up check and a pop.
 #include <strata/actors/ext/remote.hpp>
 
 #include <chrono>
@@ -36,6 +41,18 @@ struct actor_reply final : reply_sink {
   std::string context;
 };
 
+// find_remote_message(id) through a one-entry cache per thread (the
+// registry's lookup takes its mutex; entries never move).
+const sd::remote_message_entry* cached_message(std::uint64_t id) noexcept {
+  thread_local std::uint64_t last_id = 0;
+  thread_local const sd::remote_message_entry* last = nullptr;
+  if (id == last_id && last != nullptr) return last;
+  const sd::remote_message_entry* e = sd::find_remote_message(id);
+  last_id = id;
+  last = e;
+  return e;
+}
+
 void put_u64(std::vector<std::byte>& out, std::uint64_t v) {
   const auto at = out.size();
   out.resize(at + sizeof v);
@@ -63,6 +80,7 @@ void bridge::attach_actors() {
   if (sys.remote.load(std::memory_order_relaxed) != nullptr) {
     throw usage_error("strata::mpi::session: this runtime already has an open session");
   }
+  m_actors = &sys;
   sys.remote.store(this, std::memory_order_release);  // pairs with port_for's acquire
 }
 
@@ -108,7 +126,7 @@ void bridge::dispatch_actor(int source, const std::byte* p, std::size_t n) {
   const actor_address to = actor_address::from_bits(read_u64(p));
   const std::uint64_t type = read_u64(p + 8), request = read_u64(p + 16);
   sd::remote_delivery how{source, request, this};
-  const sd::remote_message_entry* e = sd::find_remote_message(type);
+  const sd::remote_message_entry* e = cached_message(type);
   if (e == nullptr || to.rank() != static_cast<unsigned>(m_rank)) {
     // Corrupt or misdirected (one binary per job: the registries matched at
     // start). Counted; an ask still gets its answer, and the item is done.
@@ -124,7 +142,7 @@ void bridge::dispatch_actor(int source, const std::byte* p, std::size_t n) {
   m_actor_messages.fetch_add(1, std::memory_order_relaxed);
   try {
     reader r(p + 24, n - 24);
-    e->deliver(sd::actors_of(m_rt.core()), to, r, how);
+    e->deliver(sd::actors_of(m_rt.core()), to, r, how, false);
   } catch (const decode_error&) {
     count_reject(reject::bad_payload);  // the token answered the ask and finished the item
   } catch (...) {
@@ -132,6 +150,50 @@ void bridge::dispatch_actor(int source, const std::byte* p, std::size_t n) {
     // the token answered and finished, and service goes on.
   }
 }
+
+// Adds actor_message item (p, n) to the batch of its actor's worker; false
+// for one that takes dispatch_actor's way (malformed head, unknown type,
+// another rank's address, a worker this rank does not have: answered and
+// counted there; or no memory for the batch).
+bool bridge::batch_actor(int source, const std::byte* p, std::size_t n, actor_batches& to) {
+  if (n < 24 || m_actors == nullptr) return false;
+  const actor_address a = actor_address::from_bits(read_u64(p));
+  const sd::remote_message_entry* e = cached_message(read_u64(p + 8));
+  if (e == nullptr || a.rank() != static_cast<unsigned>(m_rank) || m_actors->home_of(a) == nullptr) return false;
+  try {
+    std::vector<sd::remote_batch>& b = to.batches;
+    if (b.empty()) {
+      const std::size_t workers = m_rt.num_workers();
+      b.reserve(workers);
+      for (std::size_t w = 0; w < workers; ++w) b.emplace_back(source, this);
+    }
+    b[a.worker()].add(a, e->deliver, read_u64(p + 16), p + 24, n - 24);
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  return true;
+}
+
+// Counts the batches' messages live (each finished by its token: after it
+// ran, or when a refused batch is destroyed) and sends each batch on.
+void bridge::hand_over(std::vector<sd::remote_batch>& batches) noexcept {
+  for (std::size_t w = 0; w < batches.size(); ++w) {
+    sd::remote_batch& b = batches[w];
+    const std::size_t n = b.size();
+    if (n == 0) continue;
+    m_tasks_live.fetch_add(n, std::memory_order_relaxed);
+    m_actor_messages.fetch_add(n, std::memory_order_relaxed);
+    try {
+      sd::deliver_batch(*m_actors, static_cast<unsigned>(w), std::move(b));
+    } catch (...) {
+      // The runtime is shutting down or memory ran out: the batch's
+      // messages were finished (asks answered "dropped").
+    }
+  }
+  batches.clear();
+}
+
+void bridge::malformed() noexcept { count_reject(reject::bad_payload); }
 
 void bridge::answer(int source, std::uint64_t request, sd::answer_status s,
                     const std::vector<std::byte>& bytes) noexcept {

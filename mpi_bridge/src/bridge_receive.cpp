@@ -187,10 +187,15 @@ thread_local std::uint64_t t_inline_done = 0;
 // counts twice: its own cost, and a handler that misses in cache (a
 // histogram's random bin) overlaps its miss with the next items' only as
 // far as the core's reorder window reaches past it.
+//
+// Actor messages go to their workers in batches, one per worker and buffer
+// (bridge_actors.cpp).
 void bridge::dispatch_buffer(int source, const std::byte* p, const buffer_header& h) {
   std::uint64_t last_id = 0;
   const remote_entry* last = nullptr;
+  actor_batches actors(*this);
   for_each_item(p, h, [&](handler k, const std::byte* q, std::size_t n) {
+    if (k == handler::actor_message && batch_actor(source, q, n, actors)) return;
     if (k == handler::task && n >= 16 && read_u64(q + 8) == 0) {  // no request: post_at's
       const std::uint64_t id = read_u64(q);
       if (last == nullptr || id != last_id) {

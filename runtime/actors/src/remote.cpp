@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -78,6 +79,62 @@ void remote_token::answer(answer_status s, std::string_view text) noexcept {
   } catch (...) {  // no memory for the text: an empty one still answers
     answer(s, std::vector<std::byte>{});
   }
+}
+
+void remote_batch::add(actor_address to, remote_deliver_fn deliver, std::uint64_t request, const std::byte* p,
+                       std::size_t n) {
+  const head h{to.bits(), deliver, request, n};
+  const auto* hp = reinterpret_cast<const std::byte*>(&h);
+  // Room first: a record is added whole or not at all (the destructor
+  // reads the records back), and the buffer still grows geometrically.
+  const std::size_t need = m_bytes.size() + sizeof h + n;
+  if (need > m_bytes.capacity()) m_bytes.reserve(std::max(need, 2 * m_bytes.capacity()));
+  m_bytes.insert(m_bytes.end(), hp, hp + sizeof h);
+  m_bytes.insert(m_bytes.end(), p, p + n);
+  ++m_count;
+}
+
+void remote_batch::deliver_all(actor_system& sys) noexcept {
+  while (m_next < m_bytes.size()) {
+    head h;
+    std::memcpy(&h, m_bytes.data() + m_next, sizeof h);
+    mpi::reader r(m_bytes.data() + m_next + sizeof h, h.bytes);
+    m_next += sizeof h + h.bytes;  // first: from here on the message is its token's to finish
+    try {
+      h.deliver(sys, actor_address::from_bits(h.to), r, remote_delivery{m_source, h.request, m_ret}, true);
+    } catch (const mpi::decode_error&) {
+      m_ret->malformed();
+    } catch (...) {
+      // Memory ran out or the runtime refused a frame: the token answered
+      // and finished the message; the next ones still go.
+    }
+  }
+}
+
+remote_batch::~remote_batch() {
+  while (m_next < m_bytes.size()) {  // never delivered: each one finished (an ask answered "dropped")
+    head h;
+    std::memcpy(&h, m_bytes.data() + m_next, sizeof h);
+    m_next += sizeof h + h.bytes;
+    remote_token dropped(remote_delivery{m_source, h.request, m_ret});
+  }
+}
+
+namespace {
+struct batch_frame {
+  remote_batch batch;
+  actor_system* sys;
+  void operator()() { batch.deliver_all(*sys); }
+};
+}  // namespace
+
+void deliver_batch(actor_system& sys, unsigned worker, remote_batch&& b) {
+  // A frame destroyed unsent (make_message or the submission threw)
+  // destroys the batch, which finishes its messages.
+  task* t = make_message(sys, actor_address{}, batch_frame{std::move(b), &sys});
+  t->kind = k_batch_frame;
+  t->sink = static_cast<std::uint8_t>(sys.sink);
+  submit_to_worker(sys.core, worker, t);
 }
 
 std::string dead_letter_text(actor_address to) {

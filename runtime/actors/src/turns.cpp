@@ -188,7 +188,21 @@ std::size_t actor_worker::poll(worker& on, std::size_t budget) noexcept {
   return turns;
 }
 
-void actor_worker::accept(worker&, task* t) noexcept { deliver(*this, t, true); }
+void actor_worker::accept(worker&, task* t) noexcept {
+  if (t->kind == k_batch_frame) {
+    // A remote_batch (ext/remote.hpp): its callable puts each message into
+    // its mailbox (deliver_received) at this point of the inbox's order.
+    try {
+      t->run(t);
+    } catch (...) {  // remote_batch::deliver_all catches what each message throws
+    }
+    if (t->destroy != nullptr) t->destroy(t);
+    free_frame(w, t);
+    w.counters.executed.add();  // the batch frame itself; its messages count as theirs run
+    return;
+  }
+  deliver(*this, t, true);
+}
 
 void forward_to(runtime_core& rt, unsigned index, task* t) noexcept {
   worker& target = *rt.workers[index];

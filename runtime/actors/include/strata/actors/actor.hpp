@@ -185,6 +185,7 @@ template <class F>
 void fill_message(task* t, actor_address to, F&& f) {
   t->group = nullptr;
   t->how = completion::routed;
+  t->kind = k_message_frame;
   t->tag = to.bits();
   emplace_callable(t, std::forward<F>(f));
 }
@@ -262,13 +263,15 @@ template <class R>
 constexpr bool k_remote_reply = std::is_void_v<R> || mpi::serializable<R>;
 
 // Decodes a message of type M for actor type A and sends it to `to` as a
-// local message (registered per pair by remote_message<A, M>).
+// local message (registered per pair by remote_message<A, M>): through the
+// worker's inbox, or, from a remote_batch that the inbox brought to that
+// worker (in_batch), straight into the mailbox.
 //
 // The token comes first: whatever fails from here on (the decode, memory)
 // still answers the ask and finishes the item; the exception then tells the
 // transport why.
 template <class A, class M>
-void deliver_remote(actor_system& sys, actor_address to, mpi::reader& r, remote_delivery how) {
+void deliver_remote(actor_system& sys, actor_address to, mpi::reader& r, remote_delivery how, bool in_batch) {
   remote_token token(how);
   std::optional<M> decoded;
   try {
@@ -285,12 +288,13 @@ void deliver_remote(actor_system& sys, actor_address to, mpi::reader& r, remote_
   }
   // Through the inbox even on the actor's worker (deliver_message says why).
   if (!token.wants_answer()) {
-    deliver_message(sys, make_message(sys, to, remote_send_frame<A, M>{std::move(m), std::move(token)}));
+    deliver_received(sys, make_message(sys, to, remote_send_frame<A, M>{std::move(m), std::move(token)}), in_batch);
     return;
   }
   using R = reply_t<A, M>;
   if constexpr (k_remote_reply<R>) {
-    deliver_message(sys, make_message(sys, to, remote_ask_frame<A, M, R>{std::move(m), std::move(token), to}));
+    deliver_received(sys, make_message(sys, to, remote_ask_frame<A, M, R>{std::move(m), std::move(token), to}),
+                     in_batch);
   } else {
     token.answer(answer_status::threw, std::string_view("the reply type cannot cross ranks"));
   }

@@ -116,5 +116,14 @@ void send_message(actor_system& sys, task* t);
 // next, and only one path keeps them in arrival order (the inbox is FIFO;
 // a direct send from the worker would overtake what waits in it).
 void deliver_message(actor_system& sys, task* t);
+// A message frame decoded from another rank's message: deliver_message, or,
+// in_batch (the decoding runs on the actor's worker, in a remote_batch that
+// its inbox brought there in order: ext/remote.hpp), straight into the
+// mailbox, counted as if it had come through the inbox.
+void deliver_received(actor_system& sys, task* t, bool in_batch);
+
+// The kinds of routed frame the actors' work source accepts (task::kind).
+inline constexpr std::uint8_t k_message_frame = 0;  // one message (tag: its address)
+inline constexpr std::uint8_t k_batch_frame = 1;    // a remote_batch (ext/remote.hpp)
 
 }  // namespace strata::detail

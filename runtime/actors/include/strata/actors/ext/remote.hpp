@@ -15,6 +15,15 @@
 // (the value, the exception's text, or a dead letter; a frame destroyed
 // unrun answers "dropped") and then tells the transport the item is
 // finished, which the termination protocol counts.
+//
+// A transport that receives messages in bulk hands them over in a
+// remote_batch per destination worker: one inbox item instead of one per
+// message (an atomic exchange, a wake-up check and an inbox pop each). The
+// worker's actor source takes the batch in inbox order, as it takes a
+// message (task::kind says which), and decodes its messages there, each
+// into a frame from that worker's pool and straight into its mailbox: the
+// order of arrival is kept, and a message of a batch is exactly as a
+// message that came alone.
 #pragma once
 
 #include <atomic>
@@ -66,6 +75,9 @@ struct remote_return {
                       const std::vector<std::byte>& bytes) noexcept = 0;
   // The message is handled or dropped (after its answer, if any).
   virtual void finished() noexcept = 0;
+  // A message of a batch did not decode (it was answered and finished):
+  // the transport counts it.
+  virtual void malformed() noexcept = 0;
 };
 
 // The transport's end on the sending rank: set on the actor system while a
@@ -116,13 +128,64 @@ class remote_token {
   bool m_answered = false;
 };
 
-using remote_deliver_fn = void (*)(actor_system& sys, actor_address to, mpi::reader& r, remote_delivery how);
+// Decodes one message and delivers it (deliver_remote in actor.hpp);
+// in_batch: called by remote_batch::deliver_all on the actor's worker.
+using remote_deliver_fn = void (*)(actor_system& sys, actor_address to, mpi::reader& r, remote_delivery how,
+                                   bool in_batch);
 
 struct remote_message_entry {
   std::string name;  // "counter <- increment"
   std::uint64_t id = 0;
   remote_deliver_fn deliver = nullptr;
 };
+
+// Received messages for the actors of one worker, in arrival order (see the
+// top). Built by the transport's thread, then moved into one frame by
+// deliver_batch. A message counts as the transport's from add() on: it is
+// finished by its token once delivered and run, or by ~remote_batch if the
+// batch never reached the worker (its ask answered "dropped").
+class remote_batch {
+ public:
+  remote_batch(int source, remote_return* ret) noexcept : m_source(source), m_ret(ret) {}
+  remote_batch(remote_batch&& o) noexcept
+      : m_bytes(std::move(o.m_bytes)), m_next(o.m_next), m_count(o.m_count), m_source(o.m_source), m_ret(o.m_ret) {
+    o.m_bytes.clear();
+    o.m_next = 0;
+    o.m_count = 0;
+  }
+  remote_batch(const remote_batch&) = delete;
+  remote_batch& operator=(const remote_batch&) = delete;
+  remote_batch& operator=(remote_batch&&) = delete;
+  ~remote_batch();
+
+  // Appends a message for actor `to` (an address of this rank): its n
+  // encoded bytes, copied, and the function that decodes and delivers it.
+  void add(actor_address to, remote_deliver_fn deliver, std::uint64_t request, const std::byte* p, std::size_t n);
+  std::size_t size() const noexcept { return m_count; }
+  // On the actors' worker: decodes and delivers each message not delivered
+  // yet, in order. A message that does not decode is answered, finished
+  // and reported to the transport (malformed); the rest still go.
+  void deliver_all(actor_system& sys) noexcept;
+
+ private:
+  // A record: this head, then `bytes` bytes of the message.
+  struct head {
+    std::uint64_t to;
+    remote_deliver_fn deliver;
+    std::uint64_t request;
+    std::uint64_t bytes;
+  };
+  std::vector<std::byte> m_bytes;
+  std::size_t m_next = 0;   // offset of the first record not delivered
+  std::size_t m_count = 0;  // records added
+  int m_source;
+  remote_return* m_ret;
+};
+
+// Sends batch b to the inbox of worker `worker` (the worker of all its
+// messages' actors) as one frame. Throws what submitting throws (a runtime
+// that is shutting down); the batch's messages are finished then.
+void deliver_batch(actor_system& sys, unsigned worker, remote_batch&& b);
 
 // The process-wide registry of (actor type, message type) pairs (filled by
 // static initialisers; entries never move once registered).

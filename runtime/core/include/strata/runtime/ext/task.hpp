@@ -59,8 +59,8 @@ struct task {
   // storage is left for the callable (emplace_callable builds it there).
   // cppcheck-suppress uninitMemberVar
   task() noexcept
-      : run(nullptr), destroy(nullptr), group(nullptr), home(k_no_home), how(completion::detached), sink(0), pad{},
-        tag(0) {}
+      : run(nullptr), destroy(nullptr), group(nullptr), home(k_no_home), how(completion::detached), sink(0), kind(0),
+        pad(0), tag(0) {}
   // A parallel_invoke frame on its caller's stack: only what run_task reads
   // of it is set (run, group, how); it is never freed, destroyed or linked.
   // `group` is the caller's running group, so that a stolen first callable
@@ -75,7 +75,8 @@ struct task {
   std::uint32_t home;  // worker whose pool owns the frame; k_no_home: heap
   completion how;
   std::uint8_t sink;        // routed: index of the work source that accepts it
-  std::uint8_t pad[2];
+  std::uint8_t kind;        // routed: the work source's own kind of frame (set by whoever routes it)
+  std::uint8_t pad;
   std::atomic<task*> next;  // inbox / free-list link (value-initialised: nullptr)
   std::uint64_t tag;        // the work source's own tag (a message: the destination actor's address bits)
   alignas(16) unsigned char storage[k_frame_bytes - 48];
