@@ -363,6 +363,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::size_t test_sends();
   std::size_t test_receives();
   std::size_t probe_large();
+  std::size_t receive_large(MPI_Message& msg, const MPI_Status& st);
   std::size_t step_quiescence();
   void accept(int source, const std::byte* p, std::size_t n, const buffer_header& h);
   void dispatch_buffer(int source, const std::byte* p, const buffer_header& h);
@@ -386,6 +387,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
     std::vector<strata::detail::remote_batch> batches;
   };
   bool batch_actor(int source, const std::byte* p, std::size_t n, actor_batches& to);
+  void send_batch(strata::detail::remote_batch& b, std::size_t worker) noexcept;
   void hand_over(std::vector<strata::detail::remote_batch>& batches) noexcept;
   void dispatch_lookup(int source, const std::byte* p, std::size_t n);
   void attach_actors();

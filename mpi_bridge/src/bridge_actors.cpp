@@ -152,44 +152,55 @@ void bridge::dispatch_actor(int source, const std::byte* p, std::size_t n) {
 }
 
 // Adds actor_message item (p, n) to the batch of its actor's worker; false
-// for one that takes dispatch_actor's way (malformed head, unknown type,
-// another rank's address, a worker this rank does not have: answered and
-// counted there; or no memory for the batch).
+// for one that takes dispatch_actor's way: a malformed head, an unknown
+// type, another rank's address, a worker this rank does not have (answered
+// and counted there), no memory for the batch, or a message above
+// remote_batch::k_copy_max (a batch would copy it once more; the batches
+// before it go first, so it overtakes none of them).
 bool bridge::batch_actor(int source, const std::byte* p, std::size_t n, actor_batches& to) {
   if (n < 24 || m_actors == nullptr) return false;
   const actor_address a = actor_address::from_bits(read_u64(p));
   const sd::remote_message_entry* e = cached_message(read_u64(p + 8));
   if (e == nullptr || a.rank() != static_cast<unsigned>(m_rank) || m_actors->home_of(a) == nullptr) return false;
+  std::vector<sd::remote_batch>& b = to.batches;
+  if (n - 24 > sd::remote_batch::k_copy_max) {
+    hand_over(b);
+    return false;
+  }
   try {
-    std::vector<sd::remote_batch>& b = to.batches;
     if (b.empty()) {
       const std::size_t workers = m_rt.num_workers();
       b.reserve(workers);
       for (std::size_t w = 0; w < workers; ++w) b.emplace_back(source, this);
     }
-    b[a.worker()].add(a, e->deliver, read_u64(p + 16), p + 24, n - 24);
+    sd::remote_batch& mine = b[a.worker()];
+    if (!mine.fits(n - 24)) send_batch(mine, a.worker());  // full: it goes, and a fresh one follows it
+    mine.add(a, e->deliver, read_u64(p + 16), p + 24, n - 24);
   } catch (const std::bad_alloc&) {
+    hand_over(b);
     return false;
   }
   return true;
 }
 
-// Counts the batches' messages live (each finished by its token: after it
-// ran, or when a refused batch is destroyed) and sends each batch on.
-void bridge::hand_over(std::vector<sd::remote_batch>& batches) noexcept {
-  for (std::size_t w = 0; w < batches.size(); ++w) {
-    sd::remote_batch& b = batches[w];
-    const std::size_t n = b.size();
-    if (n == 0) continue;
-    m_tasks_live.fetch_add(n, std::memory_order_relaxed);
-    m_actor_messages.fetch_add(n, std::memory_order_relaxed);
-    try {
-      sd::deliver_batch(*m_actors, static_cast<unsigned>(w), std::move(b));
-    } catch (...) {
-      // The runtime is shutting down or memory ran out: the batch's
-      // messages were finished (asks answered "dropped").
-    }
+// Counts batch b's messages live (each finished by its token: after it ran,
+// or when a refused batch is destroyed) and sends it to worker w; b is
+// empty after.
+void bridge::send_batch(sd::remote_batch& b, std::size_t w) noexcept {
+  const std::size_t n = b.size();
+  if (n == 0) return;
+  m_tasks_live.fetch_add(n, std::memory_order_relaxed);
+  m_actor_messages.fetch_add(n, std::memory_order_relaxed);
+  try {
+    sd::deliver_batch(*m_actors, static_cast<unsigned>(w), std::move(b));
+  } catch (...) {
+    // The runtime is shutting down or memory ran out: the batch's messages
+    // were finished (asks answered "dropped").
   }
+}
+
+void bridge::hand_over(std::vector<sd::remote_batch>& batches) noexcept {
+  for (std::size_t w = 0; w < batches.size(); ++w) send_batch(batches[w], w);
   batches.clear();
 }
 

@@ -81,15 +81,28 @@ void bridge::repost(std::size_t i) {
         "MPI_Recv_init");
 }
 
+// Large buffers: probed per source, for each source whose notice said one
+// is due, never on MPI_ANY_SOURCE. A probe of any source while one source
+// was due took another source's large buffer ahead of its notice (its
+// sender posts the buffer right behind the notice, and the notice may
+// still wait in a buffer not received yet): it was rejected and lost, and
+// that source's later buffers waited for its sequence number for ever (four
+// ranks sending large actor messages to one another hung). A large buffer
+// that no notice announced is left unmatched in MPI.
 std::size_t bridge::probe_large() {
-  bool due = false;
-  for (const auto& in : m_in) due = due || in.large_due > 0;
-  if (!due) return 0;
-  int flag = 0;
-  MPI_Message msg;
-  MPI_Status st;
-  MPI_Improbe(MPI_ANY_SOURCE, k_tag_large, m_data, &flag, &msg, &st);
-  if (flag == 0) return 0;
+  std::size_t n = 0;
+  for (std::size_t source = 0; source < m_in.size(); ++source) {
+    if (m_in[source].large_due == 0) continue;
+    int flag = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    MPI_Improbe(static_cast<int>(source), k_tag_large, m_data, &flag, &msg, &st);
+    if (flag != 0) n += receive_large(msg, st);
+  }
+  return n;
+}
+
+std::size_t bridge::receive_large(MPI_Message& msg, const MPI_Status& st) {
   int bytes = 0;
   MPI_Get_count(&st, MPI_BYTE, &bytes);
   const std::size_t cap = m_cfg.max_message_bytes + sizeof(buffer_header) + sizeof(item_header);

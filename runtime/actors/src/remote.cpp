@@ -86,9 +86,15 @@ void remote_batch::add(actor_address to, remote_deliver_fn deliver, std::uint64_
   const head h{to.bits(), deliver, request, n};
   const auto* hp = reinterpret_cast<const std::byte*>(&h);
   // Room first: a record is added whole or not at all (the destructor
-  // reads the records back), and the buffer still grows geometrically.
+  // reads the records back). Doubling from 256 bytes (a lone message, an
+  // ask waited for, takes no 16 KiB), stopping once at k_bytes.
   const std::size_t need = m_bytes.size() + sizeof h + n;
-  if (need > m_bytes.capacity()) m_bytes.reserve(std::max(need, 2 * m_bytes.capacity()));
+  const std::size_t cap = m_bytes.capacity();
+  if (need > cap) {
+    std::size_t grown = cap == 0 ? 256 : 2 * cap;
+    if (cap < k_bytes) grown = std::min(grown, k_bytes);
+    m_bytes.reserve(std::max(need, grown));
+  }
   m_bytes.insert(m_bytes.end(), hp, hp + sizeof h);
   m_bytes.insert(m_bytes.end(), p, p + n);
   ++m_count;

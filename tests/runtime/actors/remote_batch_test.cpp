@@ -201,6 +201,22 @@ TEST(RemoteBatch, ABatchDestroyedUndeliveredFinishesEachMessageOnce) {
   EXPECT_NE(text.find("dropped"), std::string::npos) << text;
 }
 
+// A transport fills a batch up to k_bytes and then starts the next one.
+TEST(RemoteBatch, FitsUpToItsSize) {
+  recording_return ret;
+  std::size_t held = 0;
+  {
+    sd::remote_batch b(0, &ret);
+    EXPECT_TRUE(b.fits(sd::remote_batch::k_bytes * 4));  // an empty batch takes any message
+    const auto to = strata::actor_address::make(0, 0, 1, 1);
+    while (b.fits(sizeof(step))) add(b, to, step{b.size()});
+    held = b.size();
+    // A record is its 32-byte head and the message's 8 bytes.
+    EXPECT_EQ(held, sd::remote_batch::k_bytes / (32 + sizeof(step)));
+  }
+  EXPECT_EQ(ret.finished_count.load(), static_cast<int>(held));
+}
+
 // A runtime that no longer accepts work refuses the batch: its messages
 // are finished all the same, none twice.
 TEST(RemoteBatch, ARefusedBatchFinishesItsMessages) {

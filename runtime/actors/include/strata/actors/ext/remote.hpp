@@ -158,6 +158,16 @@ class remote_batch {
   remote_batch& operator=(remote_batch&&) = delete;
   ~remote_batch();
 
+  // A batch holds up to k_bytes: a size malloc serves from its heap, not
+  // by a fresh mapping whose pages fault in and whose unmapping interrupts
+  // every core (a batch is freed on another thread than the one that made
+  // it). A message of more than k_copy_max bytes is better delivered alone
+  // than copied into a batch.
+  static constexpr std::size_t k_bytes = 16 * 1024;
+  static constexpr std::size_t k_copy_max = 1024;
+  // Whether a message of n bytes fits beside what the batch holds (an
+  // empty batch takes any message).
+  bool fits(std::size_t n) const noexcept { return m_count == 0 || m_bytes.size() + sizeof(head) + n <= k_bytes; }
   // Appends a message for actor `to` (an address of this rank): its n
   // encoded bytes, copied, and the function that decodes and delivers it.
   void add(actor_address to, remote_deliver_fn deliver, std::uint64_t request, const std::byte* p, std::size_t n);
