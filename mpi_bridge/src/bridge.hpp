@@ -47,7 +47,8 @@
 // (wire.hpp), put in sequence order per source (Testsome may return two
 // buffers of one source out of order; a held buffer is copied), then its
 // items are dispatched: a task is spawned on the runtime, a reply fills its
-// future, an actor message becomes a local message frame. The large tag
+// future, actor messages go to their workers' inboxes in a batch per worker
+// (bridge_actors.cpp). The large tag
 // is probed (MPI_Improbe) only while a notice said a large buffer is due.
 //
 // Locks, in the order they nest: the MPI lock (a pass, a producer's

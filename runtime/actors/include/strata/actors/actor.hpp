@@ -286,7 +286,8 @@ void deliver_remote(actor_system& sys, actor_address to, mpi::reader& r, remote_
     token.answer(answer_status::dead_letter, dead_letter_text(to));
     return;
   }
-  // Through the inbox even on the actor's worker (deliver_message says why).
+  // Through the inbox even on the actor's worker (deliver_message says why),
+  // unless the inbox brought the batch it came in (deliver_received).
   if (!token.wants_answer()) {
     deliver_received(sys, make_message(sys, to, remote_send_frame<A, M>{std::move(m), std::move(token)}), in_batch);
     return;
