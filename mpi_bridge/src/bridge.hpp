@@ -501,7 +501,9 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::atomic<std::uint64_t> m_tasks_live{0};  // spawned by the bridge, not finished: ~bridge waits
   std::array<std::atomic<std::uint64_t>, k_reject_reasons> m_rejects{};
   std::atomic<std::uint64_t> m_actor_messages{0};  // relaxed: a counter (stats)
-  strata::detail::actor_system* m_actors = nullptr;  // the runtime's actors, from attach_actors on
+  // The runtime's actors: written once by attach_actors, before the first
+  // pass; read by the passes (batch_actor, send_batch).
+  strata::detail::actor_system* m_actors = nullptr;
 
   // The published actors: name -> (address bits, type id, type name).
   struct published {

@@ -189,8 +189,11 @@ bool bridge::batch_actor(int source, const std::byte* p, std::size_t n, actor_ba
 void bridge::send_batch(sd::remote_batch& b, std::size_t w) noexcept {
   const std::size_t n = b.size();
   if (n == 0) return;
+  // relaxed: the add is sequenced before the batch's submission, which the
+  // inbox publishes (release push, acquire pop) to the worker whose tokens
+  // subtract (finished's release, paired with ~bridge's acquire load).
   m_tasks_live.fetch_add(n, std::memory_order_relaxed);
-  m_actor_messages.fetch_add(n, std::memory_order_relaxed);
+  m_actor_messages.fetch_add(n, std::memory_order_relaxed);  // relaxed: a counter (stats)
   try {
     sd::deliver_batch(*m_actors, static_cast<unsigned>(w), std::move(b));
   } catch (...) {
