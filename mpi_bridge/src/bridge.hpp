@@ -51,6 +51,19 @@
 // (bridge_actors.cpp). The large tag
 // is probed (MPI_Improbe) only while a notice said a large buffer is due.
 //
+// Local items. An item for the producer's own rank takes the same way,
+// minus MPI. A call of an inline function (post_at's, submit_at's) is
+// appended to the thread's buffer for its own rank, sealed like any other,
+// and run by the owner in a pass as a received buffer is (run_self). So a
+// rank's inline handlers all run in passes, one at a time (a histogram's
+// bin needs no atomic), and the posting thread pays an append, not the
+// handler's cache miss in the middle of its loop. Anything else for its own
+// rank (a task, a reply, an actor lookup) runs at once on the posting thread
+// (post_local), unless that thread still has items for its own rank waiting
+// (an open self buffer, or outbox::self_queued): then it joins them and is
+// sealed at once, so a thread's items for its own rank keep their order. A
+// post from inside a pass runs at once: the pass runs one item at a time.
+//
 // Locks, in the order they nest: the MPI lock (a pass, a producer's
 // send, serialized()), then an outbox's spin lock, then a link's mutex. A
 // producer holds its outbox lock for an append, and the link's mutex only
@@ -106,6 +119,7 @@ struct worker;
 namespace strata::mpi::detail {
 
 class comm_source;
+struct posted_run;
 using clock = std::chrono::steady_clock;
 
 inline constexpr int k_tag_data = 1;
@@ -147,9 +161,11 @@ struct outgoing {
 // A sealed buffer waiting on a link. Allocated before anything is changed
 // (a post that cannot have one fails with nothing counted or queued), then
 // linked without allocating.
+struct outbox;
 struct queued {
   outgoing out;
   std::unique_ptr<queued> next;
+  outbox* self_from = nullptr;  // a buffer for this rank: the outbox whose self_queued counts it
 };
 
 // A producer thread's buffers (see Send path above). Outboxes live as long
@@ -183,6 +199,12 @@ struct alignas(128) outbox {
   // Inline calls to the producer's own rank, run on the spot and counted in
   // neither `posts` nor done (post_local says why); a statistic (tasks_run).
   std::atomic<std::uint64_t> inline_runs{0};
+  // Buffers of this outbox's items for its own rank that are sealed and not
+  // yet run (Local items in the send path). Incremented when one is sealed
+  // (under lock), decremented with release once the owner ran it; the
+  // producer's acquire load that reads 0 sees everything it posted to its
+  // own rank done, so an item it then runs at once comes after them.
+  std::atomic<std::uint32_t> self_queued{0};
   // A hint: some slot holds items. Written under lock; read relaxed by the
   // owner's routine look, and after a seq_cst fence before it sleeps.
   alignas(64) std::atomic<bool> has_open{false};
@@ -252,6 +274,9 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void help_end(bool satisfied) noexcept;
   // The owner's sleep while a thread helps (comm_worker.hpp, Helpers).
   static constexpr long k_helper_wait_ns = 1'000'000;
+  // This rank's own buffers a pass runs at most (bounded work per pass, as
+  // the receives' Testsome is).
+  static constexpr std::size_t k_self_per_pass = 4;
   bool in_pass_here() const noexcept;
   void wait_quiescent();
   // serialized(): the MPI lock held by the application's thread, which then
@@ -355,11 +380,16 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::size_t seal_outbox(outbox& ob, bool force, clock::time_point now);
   void queue_bare(int dest, const handler* item);  // a buffer of no items (a heartbeat) or of one empty item
   void kick_sends();
+  static bool inline_call(handler h, std::size_t hn, const std::byte* body, std::size_t n) noexcept;
+  void queue_alone(outbox& ob, std::unique_ptr<queued> q) noexcept;  // under ob.lock: a large item for this rank
   bool waiting_work(bool* open);
   void post_local(handler h, const std::byte* head, std::size_t hn, const std::byte* body, std::size_t bn);
   void count_inline_done() noexcept;
   std::size_t seal_due(bool force, bool open_only = false);
   std::size_t start_sends(bool block = false);
+  // In a pass: runs up to `max` sealed buffers of this rank's own items.
+  std::size_t run_self(std::size_t max);
+  bool self_waiting(outbox& ob);  // this thread's items for its own rank wait to run (Local items)
   std::uint64_t items_sent();
   std::size_t test_sends();
   std::size_t test_receives();
@@ -374,6 +404,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void invoke(int source, const remote_entry* e, std::uint64_t request, const std::byte* args, std::size_t n);
   void invoke_posted(int source, const remote_entry* e, const std::byte* args, std::size_t n);
   void run_posted(int source, const remote_entry* e, const std::byte* args, std::size_t n);
+  void run_gathered(posted_run& run) noexcept;  // dispatch_buffer's run of post_at items
   void report_posted_failure(int source, const remote_entry* e, const char* what) noexcept;
   void dispatch_actor(int source, const std::byte* p, std::size_t n);
   // The actor messages of one received buffer, a batch per destination

@@ -45,6 +45,7 @@ std::size_t bridge::step_quiescence() {
                                                   : std::min<std::chrono::microseconds>(m_wave_pace * 2,
                                                                                        std::chrono::milliseconds(1));
     seal_due(true);
+    run_self(SIZE_MAX);  // this rank's own items: done before the wave, not a wave later
     start_sends(true);
     m_wave_local[1] = m_done.load();
     m_wave_local[0] = items_sent();
@@ -177,6 +178,7 @@ std::size_t bridge::pass_locked(bool helper) {
     if (outbox* ob = find_my_outbox()) n += seal_outbox(*ob, true, {});
   }
   n += seal_due(false);
+  n += run_self(k_self_per_pass);
   n += start_sends();
   // A completed wave is progress for the caller (progress=caller loops on
   // pass()) but not traffic: it must not keep the progress thread spinning.

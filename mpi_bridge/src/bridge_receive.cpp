@@ -186,6 +186,41 @@ void bridge::accept(int source, const std::byte* p, std::size_t n, const buffer_
   }
 }
 
+// This rank's own sealed buffers (Local items in bridge.hpp), oldest first,
+// dispatched as received ones are, minus the checks: the bridge wrote them.
+// A buffer leaves the pending bytes and its outbox's self_queued once its
+// items ran, or once one threw out of dispatch (it is lost, as a received
+// buffer would be).
+std::size_t bridge::run_self(std::size_t max) {
+  lane& l = *m_lanes[static_cast<std::size_t>(m_rank)];
+  std::size_t n = 0;
+  while (n < max && l.has_sealed.load(std::memory_order_relaxed)) {  // relaxed: a hint, confirmed under l.m
+    std::unique_ptr<queued> q;
+    {
+      std::lock_guard lock(l.m);
+      q = l.pop();
+      if (l.head == nullptr) l.has_sealed.store(false, std::memory_order_relaxed);  // relaxed: a hint
+      if (q == nullptr) break;
+      l.st.buffers_sent++;
+    }
+    struct ran {
+      bridge& b;
+      queued& q;
+      ~ran() {
+        b.m_pending_bytes.fetch_sub(q.out.size, std::memory_order_relaxed);
+        b.recycle(q.out);
+        // release: pairs with self_waiting's acquire (the items ran).
+        if (q.self_from != nullptr) q.self_from->self_queued.fetch_sub(1, std::memory_order_release);
+      }
+    } after{*this, *q};
+    buffer_header h;
+    std::memcpy(&h, q->out.bytes.get(), sizeof h);
+    dispatch_buffer(m_rank, q->out.bytes.get(), h);
+    ++n;
+  }
+  return n;
+}
+
 namespace {
 // Inline calls finished on this thread and not yet counted done: counted in
 // one step per buffer (or per local post) by count_inline_done, not one
@@ -194,36 +229,69 @@ namespace {
 thread_local std::uint64_t t_inline_done = 0;
 }  // namespace
 
+// A run of post_at items of one inline function without a result, gathered
+// from a buffer and run at once by its entry's call_posted_run.
+struct posted_run {
+  posted_run(bridge& owner, int from) noexcept : b(owner), source(from) {}
+  bridge& b;
+  int source;
+  const remote_entry* e = nullptr;
+  std::uint64_t id = 0;
+  std::size_t count = 0;
+  posted_item items[k_posted_run];  // the first `count` gathered (not initialised)
+};
+
 // post_at's calls of inline functions, the bulk of a streaming rank's
 // items, go a short way: the entry looked up once per run of items of one
-// function, the call straight through call_posted. A short path per item
-// counts twice: its own cost, and a handler that misses in cache (a
-// histogram's random bin) overlaps its miss with the next items' only as
-// far as the core's reorder window reaches past it.
+// function, up to k_posted_run of them gathered and run by one call of
+// call_posted_run, which decodes them all, then calls the function in a loop
+// of its own (remote.hpp says why). Any other item runs the run gathered
+// before it first, so items still run in buffer order.
 //
 // Actor messages go to their workers in batches, one per worker and buffer
 // (bridge_actors.cpp).
 void bridge::dispatch_buffer(int source, const std::byte* p, const buffer_header& h) {
-  std::uint64_t last_id = 0;
-  const remote_entry* last = nullptr;
+  posted_run run(*this, source);
   actor_batches actors(*this);
   for_each_item(p, h, [&](handler k, const std::byte* q, std::size_t n) {
     if (k == handler::actor_message && batch_actor(source, q, n, actors)) return;
     if (k == handler::task && n >= 16 && read_u64(q + 8) == 0) {  // no request: post_at's
       const std::uint64_t id = read_u64(q);
-      if (last == nullptr || id != last_id) {
-        last = cached_remote(id);
-        last_id = id;
+      if (run.count == 0 || id != run.id) {
+        run_gathered(run);
+        const remote_entry* e = cached_remote(id);
+        if (e != nullptr && e->run_inline && e->call_posted_run != nullptr) {
+          run.e = e;
+          run.id = id;
+        } else {
+          run.e = nullptr;
+        }
       }
-      if (last != nullptr && last->run_inline && last->call_posted != nullptr) {
-        run_posted(source, last, q + 16, n - 16);
-        ++t_inline_done;
+      if (run.e != nullptr) {
+        run.items[run.count++] = {q + 16, n - 16};
+        if (run.count == k_posted_run) run_gathered(run);
         return;
       }
     }
+    run_gathered(run);
     dispatch_item(source, k, q, n);
   });
+  run_gathered(run);
   count_inline_done();
+}
+
+void bridge::run_gathered(posted_run& run) noexcept {
+  if (run.count == 0) return;
+  const std::size_t n = run.count;
+  run.count = 0;
+  run.e->call_posted_run(
+      run.items, n,
+      [](void* ctx, std::size_t, const char* what) {
+        auto& r = *static_cast<posted_run*>(ctx);
+        r.b.report_posted_failure(r.source, r.e, what != nullptr ? what : "an exception that is not a std::exception");
+      },
+      &run);
+  t_inline_done += n;
 }
 
 // A post_at's call of a function without a result, run here.

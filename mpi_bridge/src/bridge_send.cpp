@@ -280,6 +280,11 @@ void bridge::seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, 
   ob.slots[static_cast<std::size_t>(moved)].open_at = static_cast<int>(at);
   ob.open.pop_back();
   s.open_at = -1;
+  if (dest == m_rank) {  // counted until run_self ran them (Local items)
+    node->self_from = &ob;
+    if (then != nullptr) then->self_from = &ob;
+    ob.self_queued.fetch_add(then != nullptr ? 2 : 1, std::memory_order_relaxed);  // relaxed: as queue_alone's
+  }
   lane& l = *m_lanes[static_cast<std::size_t>(dest)];
   lock_lane(l.m);
   std::lock_guard lock(l.m, std::adopt_lock);
@@ -333,9 +338,21 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
   if (l.departed.load(std::memory_order_acquire)) {
     throw remote_error("strata::mpi: rank " + std::to_string(dest) + " has closed its session (it said goodbye)");
   }
-  if (dest == m_rank) {
-    post_local(h, head, hn, body, bn);
-    return;
+  // Local items (bridge.hpp): an inline call goes through this thread's
+  // buffer for its own rank, anything else only behind earlier items there;
+  // inside a pass, everything runs at once.
+  const bool self = dest == m_rank;
+  outbox* mine = nullptr;
+  bool inline_self = false;
+  if (self) {
+    if (t_in_pass != this) {
+      mine = &my_outbox();
+      inline_self = inline_call(h, hn, body, n);
+    }
+    if (mine == nullptr || (!inline_self && !self_waiting(*mine))) {
+      post_local(h, head, hn, body, bn);
+      return;
+    }
   }
   // Flow control: wait (sending, or making progress as the owner) while too
   // many sealed bytes wait to be sent.
@@ -355,7 +372,7 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
       }
     }
   }
-  outbox& ob = my_outbox();
+  outbox& ob = mine != nullptr ? *mine : my_outbox();
   const std::size_t item = sizeof(item_header) + n;
   const bool large = sizeof(buffer_header) + item > m_cfg.buffer_bytes;
   // Everything that allocates comes before the item is counted or written:
@@ -389,11 +406,15 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     // that sleeps meanwhile (bridge::help_end).
     const bool after_help = t_after_help == this;
     if (after_help) t_after_help = nullptr;
-    const bool latency = (m_cfg.mode == send_mode::latency || h == handler::reply || after_help) && !large &&
-                         l.in_flight_hint.load(std::memory_order_relaxed) == 0 &&
-                         !l.has_sealed.load(std::memory_order_relaxed);
+    // To this rank, only what joins earlier items to keep their order (not
+    // an inline call) is sealed at once.
+    const bool latency =
+        self ? !large && !inline_self
+             : (m_cfg.mode == send_mode::latency || h == handler::reply || after_help) && !large &&
+                   l.in_flight_hint.load(std::memory_order_relaxed) == 0 &&
+                   !l.has_sealed.load(std::memory_order_relaxed);
     std::unique_ptr<queued> node = large || latency ? std::make_unique<queued>() : nullptr;
-    if (s.items == 0) {
+    if (s.items == 0 && !(self && large)) {
       open_slot(ob, dest, here, !latency && !large);
       opened = true;
     }
@@ -402,7 +423,16 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     ob.posts.store(ob.posts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.items_sent.store(s.items_sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.bytes_sent.store(s.bytes_sent.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    if (large) {
+    if (self && large) {
+      // No notice: the owner runs this rank's buffers in the order they
+      // were queued, the open one (if any) first.
+      if (s.items != 0) {
+        seal_slot(ob, dest, &peer_stats::flush_full, std::move(node), std::move(big));
+      } else {
+        queue_alone(ob, std::move(big));
+      }
+      queued_one = true;
+    } else if (large) {
       // The notice as this thread's next item to dest, the item alone in a
       // buffer queued right after the notice's.
       s.used += write_item(s.buf.get() + s.used, handler::large_notice, nullptr, 0, nullptr, 0);
@@ -455,6 +485,11 @@ void bridge::kick_sends() {
       } else {
         test_sends();
         start_sends();
+        // This rank's own buffers run in the owner's passes (Local items).
+        if (m_lanes[static_cast<std::size_t>(m_rank)]->has_sealed.load(std::memory_order_relaxed)) {
+          lock.unlock();
+          nudge_owner();
+        }
       }
       return;
     }
@@ -462,7 +497,46 @@ void bridge::kick_sends() {
   nudge_owner();  // the queued buffer's hint is stored
 }
 
-// An item for this rank: dispatched at once on the calling thread.
+// Whether an item for this rank is an inline function's call: post_at's or
+// submit_at's (its payload: function id, request id, arguments).
+bool bridge::inline_call(handler h, std::size_t hn, const std::byte* body, std::size_t n) noexcept {
+  if (h != handler::task || hn != 0 || n < 16) return false;
+  const remote_entry* e = cached_remote(read_u64(body));
+  return e != nullptr && e->run_inline;
+}
+
+// Whether items of this thread for its own rank wait to run (Local items
+// in bridge.hpp): an item that is not an inline call then joins them. Under
+// the lock: the owner may have just sealed the open buffer (its count is
+// then seen here).
+bool bridge::self_waiting(outbox& ob) {
+  ob.lock.lock();
+  std::lock_guard lock(ob.lock, std::adopt_lock);
+  // acquire: pairs with run_self's release (those items ran before this one).
+  return ob.slots[static_cast<std::size_t>(m_rank)].items != 0 ||
+         ob.self_queued.load(std::memory_order_acquire) != 0;
+}
+
+// Under ob.lock: a one-item buffer for this rank, queued alone.
+void bridge::queue_alone(outbox& ob, std::unique_ptr<queued> q) noexcept {
+  outgoing& o = q->out;
+  q->self_from = &ob;
+  ob.self_queued.fetch_add(1, std::memory_order_relaxed);  // relaxed: read by this thread, or after run_self's release
+  lane& l = *m_lanes[static_cast<std::size_t>(m_rank)];
+  lock_lane(l.m);
+  std::lock_guard lock(l.m, std::adopt_lock);
+  // No CRC: this rank's own buffers are not checked (run_self).
+  write_header(o.bytes.get(), o.size, 1, static_cast<std::uint32_t>(m_rank), stamp_epoch(), l.next_sequence++,
+               false, 0, true);
+  m_pending_bytes.fetch_add(o.size, std::memory_order_relaxed);
+  l.push(std::move(q));
+  l.st.large_sent++;
+  l.has_sealed.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
+}
+
+// An item for this rank that runs at once on the calling thread (Local
+// items in bridge.hpp: not an inline call outside a pass, nothing of this
+// thread's own waiting before it).
 void bridge::post_local(handler h, const std::byte* head, std::size_t hn, const std::byte* body, std::size_t bn) {
   const std::size_t n = hn + bn;
   outbox& ob = my_outbox();
@@ -470,15 +544,11 @@ void bridge::post_local(handler h, const std::byte* head, std::size_t hn, const 
   // Only this thread writes these (statistics).
   s.items_sent.store(s.items_sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   s.bytes_sent.store(s.bytes_sent.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  // A call of an inline function (post_at or submit_at to this rank) runs
-  // here and now, inside this post, and is counted neither sent nor done
-  // (quiescence.hpp): what it does is this thread's own doing. Either the
-  // thread is outside the bridge (the application's), and its posts are
-  // counted as it makes them, its handler's among them; or it is running an
-  // item of the bridge's (a task, an inline handler in a pass, an actor's
-  // turn), whose `done` is counted after this returns, so the call is
-  // inside that item's span. Two atomic increments fewer a post (half of a
-  // two-rank histogram's updates are local).
+  // A call of an inline function (post_at or submit_at to this rank) made
+  // inside a pass runs here and now, inside this post, and is counted
+  // neither sent nor done (quiescence.hpp): it is part of the item the pass
+  // is running (an inline handler, a reply sink), whose `done` is counted
+  // after this returns, so the call is inside that item's span.
   if (h == handler::task && hn == 0 && n >= 16) {
     const remote_entry* e = cached_remote(read_u64(body));
     if (e != nullptr && e->run_inline) {

@@ -6,10 +6,10 @@
 //         when posted, so before the item can be processed anywhere;
 //   done  items whose processing finished: a task once it ran and posted its
 //         reply and everything it sent, a reply once its future is filled.
-// A call of an inline function to the caller's own rank is neither: it runs
-// inside the post, so it is part of whatever the calling thread is doing,
-// which is either outside the bridge or an item already counted sent and
-// not yet done (bridge::post_local).
+// A call of an inline function to the caller's own rank made inside a pass
+// is neither: it runs inside the post, so it is part of the item the pass is
+// running, already counted sent and not yet done (bridge::post_local). Made
+// anywhere else, it is sent and done like any item (bridge.hpp, Local items).
 // A wave is one MPI_Iallreduce(SUM) of (sent, done) read when the rank
 // joins it. The waiter returns when two consecutive waves give equal sums
 // and sent == done.

@@ -448,6 +448,107 @@ TEST(Inline, AThrowingCallIsCountedAndTheRestOfItsBufferRuns) {
   EXPECT_NE(after.to_json().find("\"tasks_failed\""), std::string::npos);
 }
 
+// Inline calls to the posting thread's own rank run in passes like the
+// others (Local items in mpi_bridge/src/bridge.hpp): a rank's inline
+// handlers never overlap, so these plain counters need no atomics (under
+// TSan a missing order between two passes would be reported).
+std::atomic<bool> g_in_tally{false};
+std::atomic<std::uint64_t> g_tally_overlaps{0};
+std::vector<std::uint64_t> g_tally(64);  // plain: written by inline handlers only
+void tally(std::uint32_t bin) {
+  if (g_in_tally.exchange(true, std::memory_order_acquire)) g_tally_overlaps.fetch_add(1);
+  g_tally[bin % g_tally.size()]++;
+  if (bin % g_tally.size() == 0) {  // one call in 64 takes a while: a window for another to overlap it
+    volatile std::uint64_t spin = 0;
+    for (int i = 0; i < 2000; ++i) spin = spin + 1;
+  }
+  g_in_tally.store(false, std::memory_order_release);
+}
+STRATA_MPI_REMOTE_INLINE(tally);
+
+TEST(Local, InlineCallsRunOneAtATimeFromEveryThread) {
+  for (auto& b : g_tally) b = 0;
+  g_tally_overlaps = 0;
+  app_mpi([] { return MPI_Barrier(MPI_COMM_WORLD); });  // no peer posts before every rank reset its bins
+  const int n = g_mpi->size(), me = g_mpi->rank();
+  const std::size_t per_thread = strata::test::scaled(40'000);
+  constexpr std::size_t threads = 3, tasks = 8;
+  // Per destination rank and bin, what this rank posted.
+  std::vector<std::atomic<std::uint64_t>> mine(g_tally.size() * static_cast<std::size_t>(n));
+  const auto post_some = [&](std::uint64_t seed, std::size_t count, bool self_only) {
+    std::mt19937_64 rng(seed);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto bin = static_cast<std::uint32_t>(rng() % g_tally.size());
+      const int to = self_only ? me : static_cast<int>(rng() % static_cast<std::uint64_t>(n));
+      mine[static_cast<std::size_t>(to) * g_tally.size() + bin].fetch_add(1, std::memory_order_relaxed);
+      g_mpi->post_at(to, tally, bin);
+    }
+  };
+  std::vector<std::thread> ts;
+  for (std::size_t t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] { post_some(1000 * static_cast<std::uint64_t>(me) + t, per_thread, t == 0); });
+  }
+  std::vector<strata::future<void>> fs;
+  for (std::size_t k = 0; k < tasks; ++k) {  // the workers' posts to this rank, the comm worker's among them
+    fs.push_back(g_rt->submit([&, k] { post_some(777 + 1000 * static_cast<std::uint64_t>(me) + k, per_thread / 8, true); }));
+  }
+  post_some(99 + static_cast<std::uint64_t>(me), per_thread, false);
+  for (auto& t : ts) t.join();
+  for (auto& f : fs) g_mpi->get(f);
+  g_mpi->wait_quiescent();
+  std::vector<std::uint64_t> sent(mine.size()), want(mine.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) sent[i] = mine[i].load();
+  app_mpi([&] {
+    return MPI_Allreduce(sent.data(), want.data(), static_cast<int>(sent.size()), MPI_UINT64_T, MPI_SUM,
+                         MPI_COMM_WORLD);
+  });
+  std::size_t wrong = 0;
+  for (std::size_t b = 0; b < g_tally.size(); ++b) {
+    wrong += g_tally[b] != want[static_cast<std::size_t>(me) * g_tally.size() + b];
+  }
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(g_tally_overlaps.load(), 0u) << "two inline handlers of one rank ran at once";
+}
+
+// A thread's items for its own rank keep their order: inline calls, a large
+// one (above a buffer), a task after them and an inline call with a result
+// all see the calls posted before them.
+std::vector<std::uint64_t> g_local_order;  // plain: inline handlers, and the task that reads it after them
+void note_local(std::uint64_t v) { g_local_order.push_back(v); }
+STRATA_MPI_REMOTE_INLINE(note_local);
+void note_big(std::vector<std::uint8_t> v) { g_local_order.push_back(1'000'000 + v.size()); }
+STRATA_MPI_REMOTE_INLINE(note_big);
+std::uint64_t local_seen() { return g_local_order.size(); }
+STRATA_MPI_REMOTE(local_seen);
+std::uint64_t local_seen_inline(std::uint64_t plus) { return g_local_order.size() + plus; }
+STRATA_MPI_REMOTE_INLINE(local_seen_inline);
+
+TEST(Local, ItemsForTheOwnRankKeepTheirOrder) {
+  g_mpi->wait_quiescent();
+  g_local_order.clear();
+  const int me = g_mpi->rank();
+  constexpr std::uint64_t small = 3000;
+  const std::size_t big = 256 * 1024;  // above any buffer: queued alone, after the open one
+  for (std::uint64_t i = 0; i < small; ++i) g_mpi->post_at(me, note_local, i);
+  auto seen = g_mpi->submit_at(me, local_seen);  // a task: runs after the calls before it
+  EXPECT_EQ(g_mpi->get(seen), small);
+  g_mpi->post_at(me, note_big, std::vector<std::uint8_t>(big, 1));
+  for (std::uint64_t i = 0; i < small; ++i) g_mpi->post_at(me, note_local, small + i);
+  auto seen_inline = g_mpi->submit_at(me, local_seen_inline, std::uint64_t{5});
+  EXPECT_EQ(g_mpi->get(seen_inline), 2 * small + 1 + 5);
+  g_mpi->wait_quiescent();
+  ASSERT_EQ(g_local_order.size(), 2 * small + 1);
+  std::size_t out_of_order = 0;
+  for (std::uint64_t i = 0; i < 2 * small + 1; ++i) {
+    const std::uint64_t want = i < small ? i : i == small ? 1'000'000 + big : i - 1;
+    out_of_order += g_local_order[i] != want;
+  }
+  EXPECT_EQ(out_of_order, 0u);
+  const auto st = g_mpi->stats();
+  EXPECT_GE(st.peers[static_cast<std::size_t>(me)].items_sent, 2 * small + 3);
+  EXPECT_EQ(st.peers[static_cast<std::size_t>(me)].items_received, st.peers[static_cast<std::size_t>(me)].items_sent);
+}
+
 // Chains of random length between random ranks: when wait_quiescent returns,
 // every hop of every chain has run, on every rank; it never hangs.
 TEST(Quiescence, RandomChainsNeverReturnEarly) {

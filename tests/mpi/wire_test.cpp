@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <strata/mpi/remote.hpp>
 #include <strata/mpi/serialize.hpp>
 
 #include "wire.hpp"
@@ -256,6 +257,83 @@ TEST(Serialize, FixedSizeValuesEncodeAsTheWriterDoes) {
   static_assert(fixed_size<named>() == k_not_fixed, "customised: its own encoding");
   static_assert(fixed_size<std::tuple<int, std::string>>() == k_not_fixed);
   static_assert(fixed_size<job>() == k_not_fixed);
+}
+
+// ---- A run of post_at items (call_posted_run) ----------------------------------
+
+std::vector<std::uint64_t> g_calls;  // what the handlers below saw, in order
+void record(std::uint32_t v, std::uint32_t w) {
+  if (v == 13) throw std::runtime_error("thirteen");
+  g_calls.push_back(std::uint64_t{v} * 1000 + w);
+}
+void record_name(std::string s) {
+  if (s == "bad") throw 7;  // not a std::exception
+  g_calls.push_back(s.size());
+}
+
+struct failures {
+  std::vector<std::pair<std::size_t, std::string>> seen;
+  static void add(void* ctx, std::size_t index, const char* what) {
+    static_cast<failures*>(ctx)->seen.emplace_back(index, what != nullptr ? what : "(not a std::exception)");
+  }
+};
+
+template <class... A>
+std::vector<std::byte> encoded(const A&... a) {
+  std::vector<std::byte> bytes;
+  writer w(bytes);
+  (w.value(a), ...);
+  return bytes;
+}
+
+// Fixed-size arguments: decoded first, then called in a loop of their own;
+// an item that does not decode (short, or with trailing bytes) and a call
+// that throws are each reported with their index, and every other item runs
+// in order.
+TEST(PostedRun, DecodesThenCallsInOrderAndReportsEachFailure) {
+  g_calls.clear();
+  std::vector<std::vector<std::byte>> args;
+  for (std::uint32_t i = 0; i < 20; ++i) args.push_back(encoded(i, i + 1));
+  args[3].pop_back();                        // truncated
+  args[5].push_back(std::byte{0});           // a trailing byte
+  std::vector<posted_item> items;
+  for (const auto& a : args) items.push_back({a.data(), a.size()});
+  failures f;
+  call_posted_run<&record>(items.data(), items.size(), &failures::add, &f);
+  std::vector<std::uint64_t> want;
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    if (i != 3 && i != 5 && i != 13) want.push_back(i * 1000 + i + 1);
+  }
+  EXPECT_EQ(g_calls, want);
+  ASSERT_EQ(f.seen.size(), 3u);
+  EXPECT_EQ(f.seen[0].first, 3u);
+  EXPECT_EQ(f.seen[1].first, 5u);
+  EXPECT_NE(f.seen[1].second.find("trailing"), std::string::npos) << f.seen[1].second;
+  EXPECT_EQ(f.seen[2].first, 13u);
+  EXPECT_EQ(f.seen[2].second, "thirteen");
+}
+
+// Arguments that are not trivially copyable go one item at a time, with the
+// same reports; a run never goes past k_posted_run items.
+TEST(PostedRun, OtherArgumentsOneAtATimeAndAtMostARun) {
+  g_calls.clear();
+  std::vector<std::vector<std::byte>> args{encoded(std::string("ab")), encoded(std::string("bad")),
+                                           encoded(std::string("abcd"))};
+  args.push_back({std::byte{1}});  // not a string's encoding
+  std::vector<posted_item> items;
+  for (const auto& a : args) items.push_back({a.data(), a.size()});
+  failures f;
+  call_posted_run<&record_name>(items.data(), items.size(), &failures::add, &f);
+  EXPECT_EQ(g_calls, (std::vector<std::uint64_t>{2, 4}));
+  ASSERT_EQ(f.seen.size(), 2u);
+  EXPECT_EQ(f.seen[0], (std::pair<std::size_t, std::string>{1, "(not a std::exception)"}));
+  EXPECT_EQ(f.seen[1].first, 3u);
+
+  g_calls.clear();
+  const auto one = encoded(std::uint32_t{1}, std::uint32_t{2});
+  std::vector<posted_item> many(k_posted_run + 5, posted_item{one.data(), one.size()});
+  call_posted_run<&record>(many.data(), many.size(), &failures::add, &f);
+  EXPECT_EQ(g_calls.size(), k_posted_run);
 }
 
 // What cannot cross ranks is refused at compile time.

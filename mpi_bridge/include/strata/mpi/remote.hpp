@@ -12,12 +12,14 @@
 //
 // STRATA_MPI_REMOTE_INLINE(fn) registers a handler that runs inside the
 // receiving rank's progress pass as its item is decoded (on the progress
-// thread, or on a thread helping it while it waits; passes never overlap),
-// without becoming a task (YGM's handlers, Charm++'s immediate messages): for tiny, non-
-// blocking updates (a histogram bin, a counter) where a task per item would
-// cost more than the work. It must not block, wait on a future, or take
-// long: it holds up the rank's message progress. (A post to the caller's
-// own rank runs it at once on the posting thread.)
+// thread or the comm worker, or on a thread helping them while it waits),
+// without becoming a task (YGM's handlers, Charm++'s immediate messages): for
+// tiny, non-blocking updates (a histogram bin, a counter) where a task per
+// item would cost more than the work. A call to the caller's own rank goes
+// the same way, so passes never overlap and a rank's inline handlers run one
+// at a time: what only they touch needs no atomics. A handler must not
+// block, wait on a future, or take long: it holds up the rank's message
+// progress.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +44,13 @@ class remote_error : public std::runtime_error {
 
 namespace detail {
 
+// One item of a run: its encoded arguments.
+struct posted_item {
+  const std::byte* args;
+  std::size_t n;
+};
+inline constexpr std::size_t k_posted_run = 32;
+
 struct remote_entry {
   std::string name;
   std::uint64_t id = 0;
@@ -53,6 +62,9 @@ struct remote_entry {
   // result buffer (post_at's short way: an inline handler's items are run
   // from the receive loop straight through this). Null for the others.
   void (*call_posted)(const std::byte* args, std::size_t n) = nullptr;
+  // The same over a run of items (call_posted_run). Null with call_posted.
+  void (*call_posted_run)(const posted_item* items, std::size_t count,
+                          void (*failed)(void* ctx, std::size_t index, const char* what), void* ctx) = nullptr;
   bool run_inline = false;  // on the MPI owner at receipt (STRATA_MPI_REMOTE_INLINE)
 };
 
@@ -98,6 +110,58 @@ void call_posted_thunk(const std::byte* p, std::size_t n) {
   std::apply(Fn, std::move(args));
 }
 
+// Runs up to k_posted_run items of one function without a result, in order:
+// their arguments decoded first, then the calls in a loop of their own, so
+// that a handler that misses in cache (a histogram's random bin) overlaps
+// its miss with the next calls' as a plain loop over an array does; called
+// once per item among the decoding and dispatch, each call's miss stood
+// alone. An item that does not decode, or whose call throws, is handed to
+// `failed` (what: the exception's message, or null) and the rest run.
+// Arguments that are not trivially copyable are decoded and called one item
+// at a time.
+template <auto Fn>
+void call_posted_run(const posted_item* items, std::size_t count,
+                     void (*failed)(void* ctx, std::size_t index, const char* what), void* ctx) {
+  using T = fn_traits<decltype(Fn)>;
+  using A = typename T::args;
+  if constexpr (std::is_trivially_copyable_v<A> && std::is_default_constructible_v<A>) {
+    A args[k_posted_run];
+    bool ok[k_posted_run];
+    if (count > k_posted_run) count = k_posted_run;
+    for (std::size_t i = 0; i < count; ++i) {
+      try {
+        reader r(items[i].args, items[i].n);
+        args[i] = r.value<A>();
+        if (r.left() != 0) throw decode_error("strata::mpi: trailing bytes after the arguments");
+        ok[i] = true;
+      } catch (const std::exception& e) {
+        ok[i] = false;
+        failed(ctx, i, e.what());
+      }
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!ok[i]) continue;
+      try {
+        std::apply(Fn, args[i]);
+      } catch (const std::exception& e) {
+        failed(ctx, i, e.what());
+      } catch (...) {
+        failed(ctx, i, nullptr);
+      }
+    }
+  } else {
+    for (std::size_t i = 0; i < count && i < k_posted_run; ++i) {
+      try {
+        call_posted_thunk<Fn>(items[i].args, items[i].n);
+      } catch (const std::exception& e) {
+        failed(ctx, i, e.what());
+      } catch (...) {
+        failed(ctx, i, nullptr);
+      }
+    }
+  }
+}
+
 template <auto Fn>
 bool register_fn(const char* name, bool run_inline = false) {
   using T = fn_traits<decltype(Fn)>;
@@ -107,9 +171,13 @@ bool register_fn(const char* name, bool run_inline = false) {
                 "STRATA_MPI_REMOTE: the result type cannot cross ranks (see <strata/mpi/serialize.hpp>)");
   static_assert(serializable<typename T::args>,
                 "STRATA_MPI_REMOTE: an argument type cannot cross ranks (see <strata/mpi/serialize.hpp>)");
-  void (*posted)(const std::byte*, std::size_t) = nullptr;
-  if constexpr (std::is_void_v<typename T::result>) posted = &call_posted_thunk<Fn>;
-  register_remote({name, name_hash(name), reinterpret_cast<const void*>(Fn), &invoke_thunk<Fn>, posted, run_inline});
+  remote_entry e{name, name_hash(name), reinterpret_cast<const void*>(Fn), &invoke_thunk<Fn>};
+  if constexpr (std::is_void_v<typename T::result>) {
+    e.call_posted = &call_posted_thunk<Fn>;
+    e.call_posted_run = &call_posted_run<Fn>;
+  }
+  e.run_inline = run_inline;
+  register_remote(std::move(e));
   return true;
 }
 
