@@ -201,9 +201,10 @@ struct alignas(128) outbox {
   std::atomic<std::uint64_t> inline_runs{0};
   // Buffers of this outbox's items for its own rank that are sealed and not
   // yet run (Local items in the send path). Incremented when one is sealed
-  // (under lock), decremented with release once the owner ran it; the
-  // producer's acquire load that reads 0 sees everything it posted to its
-  // own rank done, so an item it then runs at once comes after them.
+  // (under lock), decremented with release once the owner ran it (all
+  // read-modify-writes); the producer's acquire load under lock that reads 0
+  // sees everything it posted to its own rank done, so an item it then runs
+  // at once comes after them.
   std::atomic<std::uint32_t> self_queued{0};
   // A hint: some slot holds items. Written under lock; read relaxed by the
   // owner's routine look, and after a seq_cst fence before it sleeps.

@@ -479,7 +479,7 @@ session_stats bridge::stats() const {
     peer_stats p = l.st;
     p.items_sent = items[static_cast<std::size_t>(r)];
     p.bytes_sent = bytes[static_cast<std::size_t>(r)];
-    if (r == m_rank) {  // an item for this rank runs where it was posted
+    if (r == m_rank) {  // an item for this rank never crosses MPI: received as it is sent
       p.items_received = p.items_sent;
       p.bytes_received = p.bytes_sent;
     }

@@ -283,7 +283,7 @@ void bridge::seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, 
   if (dest == m_rank) {  // counted until run_self ran them (Local items)
     node->self_from = &ob;
     if (then != nullptr) then->self_from = &ob;
-    ob.self_queued.fetch_add(then != nullptr ? 2 : 1, std::memory_order_relaxed);  // relaxed: as queue_alone's
+    ob.self_queued.fetch_add(then != nullptr ? 2 : 1, std::memory_order_relaxed);  // relaxed: read under ob.lock
   }
   lane& l = *m_lanes[static_cast<std::size_t>(dest)];
   lock_lane(l.m);
@@ -521,7 +521,7 @@ bool bridge::self_waiting(outbox& ob) {
 void bridge::queue_alone(outbox& ob, std::unique_ptr<queued> q) noexcept {
   outgoing& o = q->out;
   q->self_from = &ob;
-  ob.self_queued.fetch_add(1, std::memory_order_relaxed);  // relaxed: read by this thread, or after run_self's release
+  ob.self_queued.fetch_add(1, std::memory_order_relaxed);  // relaxed: ordered by ob.lock, under which it is read
   lane& l = *m_lanes[static_cast<std::size_t>(m_rank)];
   lock_lane(l.m);
   std::lock_guard lock(l.m, std::adopt_lock);
