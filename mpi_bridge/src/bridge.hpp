@@ -589,7 +589,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   clock::time_point m_last_pass{};
   long m_idle_wait_ns = 0;
   bool m_wave_started = false;  // step_quiescence started a wave in this pass
-  std::size_t m_pass_received = 0;  // under the MPI lock: buffers the last pass received
+  std::size_t m_pass_received = 0;  // under the MPI lock: buffers the last pass received (or ran, of this rank's own)
   clock::time_point m_now;          // under the MPI lock: when the last pass started (pass_locked)
   unsigned m_empty_passes = 0;  // idle passes in a row that found nothing
   clock::time_point m_started;

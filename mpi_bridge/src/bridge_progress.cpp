@@ -178,7 +178,11 @@ std::size_t bridge::pass_locked(bool helper) {
     if (outbox* ob = find_my_outbox()) n += seal_outbox(*ob, true, {});
   }
   n += seal_due(false);
-  n += run_self(k_self_per_pass);
+  // This rank's own buffers count as received: the owner alone runs them,
+  // so the comm worker stays hot while a thread streams them.
+  const std::size_t ran_self = run_self(k_self_per_pass);
+  m_pass_received += ran_self;
+  n += ran_self;
   n += start_sends();
   // A completed wave is progress for the caller (progress=caller loops on
   // pass()) but not traffic: it must not keep the progress thread spinning.
