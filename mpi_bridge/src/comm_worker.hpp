@@ -22,11 +22,11 @@
 //   The worker loop polls between tasks: every k_injector_period tasks
 //   while it is busy, at once when it is idle.
 // - ready(w): whether a pass has work: for some passes after one that
-//   brought traffic (the hot window: a receive, a wave, or a send while a
-//   reply is awaited: the reply or the next message is usually a few µs
-//   away, and incoming MPI traffic cannot wake anybody: Open MPI has no
-//   asynchronous progress; counted in passes, so that a worker preempted
-//   inside it still finds it open), or while a sealed buffer waits to be sent, or
+//   brought traffic (the hot window: a receive, a buffer of this rank's own
+//   items run, a wave, or a send while a reply is awaited: the reply or the
+//   next message is usually a few µs away, and incoming MPI traffic cannot
+//   wake anybody: Open MPI has no asynchronous progress; counted in passes,
+//   so that a worker preempted inside it still finds it open), or while a sealed buffer waits to be sent, or
 //   something was posted since the last pass, or when the last pass is
 //   older than the pass interval (an awake worker that spins searching for
 //   tasks asks only ready(), never polls). So an idle rank's comm worker
