@@ -238,7 +238,7 @@ struct posted_run {
   const remote_entry* e = nullptr;
   std::uint64_t id = 0;
   std::size_t count = 0;
-  posted_item items[k_posted_run];  // the first `count` gathered (not initialised)
+  posted_item items[k_posted_run]{};  // the first `count` gathered
 };
 
 // post_at's calls of inline functions, the bulk of a streaming rank's
