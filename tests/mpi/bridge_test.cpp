@@ -100,14 +100,24 @@ void deliver(int source, std::uint64_t seq, std::uint64_t value) {
 }
 STRATA_MPI_REMOTE(deliver);
 
-// Randomized chains: each hop counts itself and forwards to a random rank.
+// Randomized chains: each hop counts itself and forwards to a random rank,
+// as a task or as an inline call, chosen at random (an inline hop runs in a
+// pass, and one to the poster's own rank from outside a pass goes through
+// its buffer for its own rank: every way an item can take is in the chains).
 std::atomic<std::uint64_t> g_hops{0};
+void hop(std::uint32_t left, std::uint64_t seed);
+void hop_inline(std::uint32_t left, std::uint64_t seed) { hop(left, seed); }
+STRATA_MPI_REMOTE_INLINE(hop_inline);
 void hop(std::uint32_t left, std::uint64_t seed) {
   g_hops.fetch_add(1, std::memory_order_relaxed);
   if (left == 0) return;
   std::mt19937_64 rng(seed);
   const int next = static_cast<int>(rng() % static_cast<std::uint64_t>(g_mpi->size()));
-  g_mpi->post_at(next, hop, left - 1, rng());
+  if (rng() % 2 == 0) {
+    g_mpi->post_at(next, hop, left - 1, rng());
+  } else {
+    g_mpi->post_at(next, hop_inline, left - 1, rng());
+  }
 }
 STRATA_MPI_REMOTE(hop);
 
@@ -562,7 +572,12 @@ TEST(Quiescence, RandomChainsNeverReturnEarly) {
     for (unsigned c = 0; c < chains; ++c) {
       const auto len = static_cast<std::uint32_t>(rng() % 12);
       mine += len + 1;
-      g_mpi->post_at(static_cast<int>(rng() % static_cast<std::uint64_t>(g_mpi->size())), hop, len, rng());
+      const int to = static_cast<int>(rng() % static_cast<std::uint64_t>(g_mpi->size()));
+      if (rng() % 2 == 0) {
+        g_mpi->post_at(to, hop, len, rng());
+      } else {
+        g_mpi->post_at(to, hop_inline, len, rng());
+      }
     }
     g_mpi->wait_quiescent();
     expected_total += mine;
