@@ -264,11 +264,13 @@ void bridge::seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, 
   node->out = outgoing{std::move(s.buf), s.used, false, s.capacity};
   outgoing& o = node->out;
   const std::uint32_t items = s.items;
-  // The CRCs before the link's mutex: they cover payloads only.
-  const std::uint32_t crc = m_cfg.crc ? crc32c(o.bytes.get() + sizeof(buffer_header), o.size - sizeof(buffer_header))
-                                      : 0;
+  // The CRCs before the link's mutex: they cover payloads only. None for
+  // this rank's own buffers, which are not checked (run_self).
+  const bool with_crc = m_cfg.crc && dest != m_rank;
+  const std::uint32_t crc = with_crc ? crc32c(o.bytes.get() + sizeof(buffer_header), o.size - sizeof(buffer_header))
+                                     : 0;
   const std::uint32_t then_crc =
-      then != nullptr && m_cfg.crc
+      then != nullptr && with_crc
           ? crc32c(then->out.bytes.get() + sizeof(buffer_header), then->out.size - sizeof(buffer_header))
           : 0;
   s.used = 0;
@@ -289,13 +291,13 @@ void bridge::seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, 
   lock_lane(l.m);
   std::lock_guard lock(l.m, std::adopt_lock);
   const auto rank = static_cast<std::uint32_t>(m_rank);
-  write_header(o.bytes.get(), o.size, items, rank, stamp_epoch(), l.next_sequence++, m_cfg.crc, crc, false);
+  write_header(o.bytes.get(), o.size, items, rank, stamp_epoch(), l.next_sequence++, with_crc, crc, false);
   m_pending_bytes.fetch_add(o.size, std::memory_order_relaxed);
   l.push(std::move(node));
   l.st.*reason += 1;
   if (then != nullptr) {
     outgoing& b = then->out;
-    write_header(b.bytes.get(), b.size, 1, rank, stamp_epoch(), l.next_sequence++, m_cfg.crc, then_crc, true);
+    write_header(b.bytes.get(), b.size, 1, rank, stamp_epoch(), l.next_sequence++, with_crc, then_crc, true);
     m_pending_bytes.fetch_add(b.size, std::memory_order_relaxed);
     l.push(std::move(then));
     l.st.large_sent++;
