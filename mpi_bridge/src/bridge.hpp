@@ -388,7 +388,8 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   void count_inline_done() noexcept;
   std::size_t seal_due(bool force, bool open_only = false);
   std::size_t start_sends(bool block = false);
-  // In a pass: runs up to `max` sealed buffers of this rank's own items.
+  // Items for this rank (bridge_local.cpp). In a pass: runs up to `max`
+  // sealed buffers of this rank's own items.
   std::size_t run_self(std::size_t max);
   bool self_waiting(outbox& ob);  // this thread's items for its own rank wait to run (Local items)
   std::uint64_t items_sent();

@@ -186,41 +186,6 @@ void bridge::accept(int source, const std::byte* p, std::size_t n, const buffer_
   }
 }
 
-// This rank's own sealed buffers (Local items in bridge.hpp), oldest first,
-// dispatched as received ones are, minus the checks: the bridge wrote them.
-// A buffer leaves the pending bytes and its outbox's self_queued once its
-// items ran, or once one threw out of dispatch (it is lost, as a received
-// buffer would be).
-std::size_t bridge::run_self(std::size_t max) {
-  lane& l = *m_lanes[static_cast<std::size_t>(m_rank)];
-  std::size_t n = 0;
-  while (n < max && l.has_sealed.load(std::memory_order_relaxed)) {  // relaxed: a hint, confirmed under l.m
-    std::unique_ptr<queued> q;
-    {
-      std::lock_guard lock(l.m);
-      q = l.pop();
-      if (l.head == nullptr) l.has_sealed.store(false, std::memory_order_relaxed);  // relaxed: a hint
-      if (q == nullptr) break;
-      l.st.buffers_sent++;
-    }
-    struct ran {
-      bridge& b;
-      queued& q;
-      ~ran() {
-        b.m_pending_bytes.fetch_sub(q.out.size, std::memory_order_relaxed);
-        b.recycle(q.out);
-        // release: pairs with self_waiting's acquire (the items ran).
-        if (q.self_from != nullptr) q.self_from->self_queued.fetch_sub(1, std::memory_order_release);
-      }
-    } after{*this, *q};
-    buffer_header h;
-    std::memcpy(&h, q->out.bytes.get(), sizeof h);
-    dispatch_buffer(m_rank, q->out.bytes.get(), h);
-    ++n;
-  }
-  return n;
-}
-
 namespace {
 // Inline calls finished on this thread and not yet counted done: counted in
 // one step per buffer (or per local post) by count_inline_done, not one

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include <strata/mpi.hpp>
@@ -80,6 +81,16 @@ inline void prefetch_for_write(const void* p) noexcept {
 #else
 inline void prefetch_for_write(const void* p) noexcept { __builtin_prefetch(p, 1, 3); }
 #endif
+
+// A producer's lock of a link: spin a little first (a seal or a take holds
+// it well under a microsecond), then block.
+inline void lock_lane(std::mutex& m) {
+  for (int i = 0; i < 64; ++i) {
+    if (m.try_lock()) return;
+    __builtin_ia32_pause();
+  }
+  m.lock();
+}
 
 // find_remote(id) through a one-entry cache per thread (bridge_receive.cpp).
 const remote_entry* cached_remote(std::uint64_t id) noexcept;
