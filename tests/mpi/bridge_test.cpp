@@ -500,7 +500,8 @@ TEST(Local, InlineCallsRunOneAtATimeFromEveryThread) {
   }
   std::vector<strata::future<void>> fs;
   for (std::size_t k = 0; k < tasks; ++k) {  // the workers' posts to this rank, the comm worker's among them
-    fs.push_back(g_rt->submit([&, k] { post_some(777 + 1000 * static_cast<std::uint64_t>(me) + k, per_thread / 8, true); }));
+    const std::uint64_t seed = 777 + 1000 * static_cast<std::uint64_t>(me) + k;
+    fs.push_back(g_rt->submit([&, seed] { post_some(seed, per_thread / 8, true); }));
   }
   post_some(99 + static_cast<std::uint64_t>(me), per_thread, false);
   for (auto& t : ts) t.join();
@@ -555,8 +556,9 @@ TEST(Local, ItemsForTheOwnRankKeepTheirOrder) {
   }
   EXPECT_EQ(out_of_order, 0u);
   const auto st = g_mpi->stats();
-  EXPECT_GE(st.peers[static_cast<std::size_t>(me)].items_sent, 2 * small + 3);
-  EXPECT_EQ(st.peers[static_cast<std::size_t>(me)].items_received, st.peers[static_cast<std::size_t>(me)].items_sent);
+  const auto& self_peer = st.peers[static_cast<std::size_t>(me)];
+  EXPECT_GE(self_peer.items_sent, 2 * small + 3);
+  EXPECT_EQ(self_peer.items_received, self_peer.items_sent);
 }
 
 // Chains of random length between random ranks: when wait_quiescent returns,

@@ -266,6 +266,10 @@ void record(std::uint32_t v, std::uint32_t w) {
   if (v == 13) throw std::runtime_error("thirteen");
   g_calls.push_back(std::uint64_t{v} * 1000 + w);
 }
+struct big_arg {
+  std::uint8_t bytes[4096];
+};
+void record_big(big_arg b) { g_calls.push_back(b.bytes[0] + b.bytes[4095]); }
 void record_name(std::string s) {
   if (s == "bad") throw 7;  // not a std::exception
   g_calls.push_back(s.size());
@@ -328,6 +332,16 @@ TEST(PostedRun, OtherArgumentsOneAtATimeAndAtMostARun) {
   ASSERT_EQ(f.seen.size(), 2u);
   EXPECT_EQ(f.seen[0], (std::pair<std::size_t, std::string>{1, "(not a std::exception)"}));
   EXPECT_EQ(f.seen[1].first, 3u);
+
+  // A plain struct too large to keep a run of on the stack: one at a time.
+  g_calls.clear();
+  big_arg b{};
+  b.bytes[0] = 3;
+  b.bytes[4095] = 4;
+  const auto big = encoded(b);
+  std::vector<posted_item> bigs(3, posted_item{big.data(), big.size()});
+  call_posted_run<&record_big>(bigs.data(), bigs.size(), &failures::add, &f);
+  EXPECT_EQ(g_calls, (std::vector<std::uint64_t>{7, 7, 7}));
 
   g_calls.clear();
   const auto one = encoded(std::uint32_t{1}, std::uint32_t{2});

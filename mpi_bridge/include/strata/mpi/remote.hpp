@@ -117,14 +117,19 @@ void call_posted_thunk(const std::byte* p, std::size_t n) {
 // once per item among the decoding and dispatch, each call's miss stood
 // alone. An item that does not decode, or whose call throws, is handed to
 // `failed` (what: the exception's message, or null) and the rest run.
-// Arguments that are not trivially copyable are decoded and called one item
-// at a time.
+// Arguments that are not trivially copyable, or larger than
+// k_posted_arg_max (a run of them on the stack would be too much: a plain
+// struct may be as large as a buffer), are decoded and called one item at a
+// time.
+inline constexpr std::size_t k_posted_arg_max = 64;
 template <auto Fn>
 void call_posted_run(const posted_item* items, std::size_t count,
                      void (*failed)(void* ctx, std::size_t index, const char* what), void* ctx) {
   using T = fn_traits<decltype(Fn)>;
   using A = typename T::args;
-  if constexpr (std::is_trivially_copyable_v<A> && std::is_default_constructible_v<A>) {
+  constexpr bool two_phase =
+      std::is_trivially_copyable_v<A> && std::is_default_constructible_v<A> && sizeof(A) <= k_posted_arg_max;
+  if constexpr (two_phase) {
     A args[k_posted_run];
     bool ok[k_posted_run];
     if (count > k_posted_run) count = k_posted_run;
