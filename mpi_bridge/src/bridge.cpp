@@ -40,6 +40,8 @@ bridge::bridge(runtime& rt, const config& c, const init& how) : m_rt(rt), m_cfg(
     m_slot_bytes =
         std::min(m_cfg.buffer_bytes, std::max<std::size_t>(std::size_t{4} << 10, (std::size_t{4} << 20) / peers));
     m_pool.reserve(k_pool_buffers);  // recycle() then never allocates for them
+    m_fast_post = m_cfg.fast_append && fast_appends_possible();
+    m_retiring.reserve(64);
     m_id = new_bridge_id();
     m_in.resize(static_cast<std::size_t>(m_size));
     m_recv_reqs.assign(m_cfg.receives, MPI_REQUEST_NULL);

@@ -11,28 +11,54 @@
 // inline handlers they run, never overlap.
 //
 // Send path. Every producer thread has an outbox (one per thread and
-// session, made on its first post): an open buffer per destination rank,
-// guarded by a spin lock that its producer takes for each append (one
-// uncontended exchange, and a plain store to release it) and that anyone
-// else takes only to seal a buffer. post(dest, item) appends to the open
-// buffer of dest; when the next item would not fit, the producer seals the
-// buffer (sequence number taken) and queues it on dest's link, then starts
-// the link's sends itself if no one is making MPI calls (try_lock of the
-// MPI lock: MPI_Isend and MPI_Test only, no receives, no handlers), else
-// the owner does. The owner starts at most two MPI_Isend per link (double
-// buffering, as Conveyors' porters), and seals open buffers itself when
-// they are older than flush_delay, when their producer posted nothing
+// session, made on its first post): an open buffer per destination rank.
+// post(dest, item) appends to the open buffer of dest without a lock (Fast
+// appends); what changes which buffer a slot holds takes the outbox's spin
+// lock. When the next item would not fit, the producer seals the buffer
+// (sequence number taken) and queues it on dest's link, then starts the
+// link's sends itself if no one is making MPI calls (try_lock of the MPI
+// lock: MPI_Isend and MPI_Test only, no receives, no handlers), else the
+// owner does. The owner starts at most two MPI_Isend per link (double
+// buffering, as Conveyors' porters), and copies out what open buffers hold
+// when they are older than flush_delay, when their producer posted nothing
 // since its last look (the producer went idle), at once in latency mode
 // when the link has nothing in flight (there the producer seals itself, and
 // sends, when its link is idle; a reply, which somebody waits for, is
 // sealed so in either mode), on flush(), and before joining a termination
-// wave. A thread's buffers enter a link in the order it filled
-// them: it seals under its outbox lock and queues under the link's mutex
-// while still holding it. An item too big for a buffer takes the large
-// path: a notice item in the thread's ordered stream, then a one-item
-// buffer on the large tag queued right after it (Open MPI moves it by
-// rendezvous; the receiver allocates only when it receives it). Sealed,
+// wave. A thread's items enter a link in the order it wrote them: seals
+// and copy-outs of one outbox are made under its lock and queued under the
+// link's mutex while still holding it. An item too big for a buffer takes
+// the large path: a notice item in the thread's ordered stream, then a
+// one-item buffer on the large tag queued right after it (Open MPI moves it
+// by rendezvous; the receiver allocates only when it receives it). Sealed,
 // unsent bytes above max_pending_bytes make producers wait.
+//
+// Fast appends. An item that fits the listed slot's buffer is written past
+// its cursor and published by one release store of the cursor: no locked
+// instruction (a lock's exchange waited for the previous item's stores to
+// drain: two fifths of a post). Others never take a producer's buffer: the
+// owner's looks, flush() and the waves copy the items between `taken` and
+// the cursor (acquire) into a buffer of their own, under the lock; the
+// bytes past the cursor are the producer's alone. The producer's own seal
+// (full, latency, a reply) takes its buffer whole, what was not taken
+// moved to the front. A buffer due by the timer while its producer may be
+// streaming into it is not copied: the owner clears `listed` (a request;
+// nothing is freed), and the producer's next post to it takes the locked
+// path and seals it whole; one still there at the next look is copied. A
+// slot stays listed, its buffer kept, after a copy-out, so the next items
+// need no lock either; an owner that sees an open buffer sleeps no longer
+// than a look's interval, since fast appends wake no one. A retire unlists
+// the slots of an outbox that posted nothing
+// for k_retire_after and whose slots are drained: under the lock it clears
+// `listed`, runs one membarrier (MEMBARRIER_CMD_PRIVATE_EXPEDITED) for all
+// the outboxes it retires, then frees each buffer, unless the outbox's
+// `busy` is set or the slot's cursor moved (then it is listed again: a
+// producer preempted inside an append is not waited for). The producer
+// stores `busy`, then loads `listed` (a compiler barrier between them):
+// after the membarrier either its `busy` is seen, or its load sees `listed`
+// false and it takes the locked path, which opens a buffer, lists it and
+// wakes the owner as before. Without membarrier every append takes the
+// lock.
 //
 // Per-thread buffers, not one shared buffer per link: a shared one put a
 // mutex (two atomic read-modify-writes, and the line moving between
@@ -65,17 +91,18 @@
 // post from inside a pass runs at once: the pass runs one item at a time.
 //
 // Locks, in the order they nest: the MPI lock (a pass, a producer's
-// send, serialized()), then an outbox's spin lock, then a link's mutex. A
-// producer holds its outbox lock for an append, and the link's mutex only
-// to queue a sealed buffer. The owner's routine look at an outbox is a
-// try_lock (a busy outbox has an active producer: it is neither idle nor
-// due, and the next look comes soon); it blocks only to force a seal
-// (flush, quiescence). The send state of the links (requests, in_flight)
+// send, serialized()), then an outbox's spin lock (a retire holds several),
+// then a link's mutex. A producer holds its outbox lock to open or seal a
+// buffer, and the link's mutex only to queue a sealed buffer. The owner's
+// routine look at an outbox is a try_lock (a locked outbox has an active
+// producer: it is neither idle nor due, and the next look comes soon); it
+// blocks only to force a copy-out (flush, quiescence). The send state of the links (requests, in_flight)
 // is under the MPI lock.
 //
 // Wake-ups. The owner spins, then yields, then sleeps on a condition
-// variable: until the next due look while some outbox holds an open
-// buffer, else with a timeout that grows to 1 ms (incoming MPI traffic
+// variable: for a look's interval while some slot has a buffer (k_open_wait;
+// the comm worker's k_idle_wait_busy_ns), else with a timeout that grows
+// to 1 ms (incoming MPI traffic
 // cannot wake it: Open MPI has no asynchronous progress), so an idle rank
 // costs a wake-up a millisecond. A producer wakes it (bumps `m_posted`,
 // notifies) only when `m_sleeping` is set and it opened a buffer (the owner
@@ -173,24 +200,46 @@ struct queued {
 // taken over by the next new producer.
 struct alignas(128) outbox {
   struct slot {
-    std::unique_ptr<std::byte[]> buf;  // under lock: the open buffer (header room first), null when empty
-    std::size_t used = 0;              // under lock: bytes written, header included
-    std::size_t capacity = 0;          // under lock
-    std::uint32_t items = 0;           // under lock
-    int open_at = -1;                  // under lock: index in `open`, -1 when empty
-    std::chrono::steady_clock::time_point opened;  // under lock: when buf got its first item
+    // The open buffer (header room first), null when the slot is empty, and
+    // its capacity: written under lock, by the producer or a retire (Fast
+    // appends); read by the producer's fast append.
+    std::unique_ptr<std::byte[]> buf;
+    std::size_t capacity = 0;
+    // Bytes written (header room included) in the low half, items in the
+    // high half: one release store publishes an item. Written by the
+    // producer alone (its fast append, or under lock) and by a retire;
+    // read with acquire, under lock, by whoever copies out what it holds.
+    std::atomic<std::uint64_t> cursor{0};
+    // Under lock: how far the buffer's bytes and items were copied out and
+    // queued by others (the owner's looks, flush, waves): the producer's own
+    // seal sends only what lies beyond.
+    std::size_t taken = 0;
+    std::uint32_t taken_items = 0;
+    // Its producer may append without the lock. Set under lock when a
+    // buffer opens; cleared under lock by the producer's own seal, by a
+    // retire, or by the owner asking the producer to seal (Fast appends).
+    std::atomic<bool> listed{false};
+    int open_at = -1;  // under lock: index in `open`, -1 without a buffer
+    // Under lock: when what is not yet taken got its first item; max() while
+    // no one knows (after a copy-out, until the next look sees more).
+    std::chrono::steady_clock::time_point opened;
     // Items and bytes posted to this rank, ever. Written only by the
     // outbox's producer (no read-modify-write), read relaxed by stats().
     std::atomic<std::uint64_t> items_sent{0};
     std::atomic<std::uint64_t> bytes_sent{0};
   };
+  static constexpr std::uint64_t k_used_mask = 0xffff'ffffu;
+  static constexpr std::uint64_t k_one_item = std::uint64_t{1} << 32;
   // Three lines: what the producer writes on every post; the hints the
   // owner reads on every pass (written once per buffer); the owner's own.
   // Sharing one line made every append wait for it to come back from the
   // spinning owner's core (a quarter of the posting thread's time).
   spin_lock lock;
+  // Set by the producer around a fast append (plain stores; a retire's
+  // membarrier makes them visible: Fast appends).
+  std::atomic<bool> busy{false};
   std::unique_ptr<slot[]> slots;  // one per rank
-  std::vector<int> open;          // under lock: the ranks whose slot holds items
+  std::vector<int> open;          // under lock: the ranks whose slot has a buffer
   // Items posted through this outbox, ever (its producer writes, with no
   // read-modify-write): the termination protocol's `sent` is the sum over
   // outboxes (items_sent() in bridge_progress.cpp says why relaxed is
@@ -206,17 +255,22 @@ struct alignas(128) outbox {
   // sees everything it posted to its own rank done, so an item it then runs
   // at once comes after them.
   std::atomic<std::uint32_t> self_queued{0};
-  // A hint: some slot holds items. Written under lock; read relaxed by the
+  // A hint: some slot has a buffer. Written under lock; read relaxed by the
   // owner's routine look, and after a seq_cst fence before it sleeps.
   alignas(64) std::atomic<bool> has_open{false};
   // Its thread ended (set by the thread's exit, taken back by a new one).
   std::atomic<bool> abandoned{false};
   outbox* next = nullptr;  // the list: set before the outbox is published, then fixed
-  // Under the MPI lock: when the owner's routine looks at it next.
+  // Under the MPI lock: when the owner's routine looks at it next, and since
+  // when its posts have not changed (a retire waits for k_retire_after).
   alignas(64) std::chrono::steady_clock::time_point next_look{};
+  std::chrono::steady_clock::time_point quiet_since{};
   // Under lock: posts at the last look (equal next time: the producer went idle).
   std::uint64_t seen_posts = 0;
 };
+
+// Whether appends may go without the outbox lock here (bridge_outbox.cpp).
+bool fast_appends_possible() noexcept;
 
 class bridge;
 // Ids of the bridges alive (bridge_send.cpp): a thread's outbox cache is
@@ -320,7 +374,11 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // owner) under `m`, sent by whoever holds the MPI lock. Aligned so that
   // two links' locks never share a line.
   struct alignas(128) lane {
-    std::mutex m;
+    // Set by the owner when the peer said goodbye; read by every post. On a
+    // line of its own: the owner's writes to the send state below (every
+    // send, every buffer received) made each post's read of it a miss.
+    std::atomic<bool> departed{false};
+    alignas(64) std::mutex m;
     std::unique_ptr<queued> head;     // under m: the sealed buffers, oldest first
     queued* tail = nullptr;           // under m
     std::uint64_t next_sequence = 0;  // under m
@@ -347,8 +405,6 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
     // in_flight as producers see it in latency mode (written under the MPI
     // lock, read relaxed: a hint).
     std::atomic<int> in_flight_hint{0};
-    // Set by the owner when the peer said goodbye; read by producers.
-    std::atomic<bool> departed{false};
     // Counters: under m (items and bytes sent are the outboxes').
     peer_stats st;
     // When the owner last accepted a buffer from this rank (ns since the
@@ -374,11 +430,21 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   outbox& my_outbox_slow();
   outbox& adopt_outbox();
   void open_slot(outbox& ob, int dest, std::size_t item, bool stamp);
-  // Under ob.lock: seals dest's open buffer and queues it on the link in
-  // `node`, then `then` (a large buffer's node) right after it, if given.
+  std::unique_ptr<std::byte[]> unlist_slot(outbox& ob, int dest) noexcept;
+  // Under ob.lock, by its producer: seals what dest's buffer holds and
+  // queues it on the link in `node`, then `then` (a large buffer's node)
+  // right after it, if given.
   void seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, std::unique_ptr<queued> node,
                  std::unique_ptr<queued> then = nullptr) noexcept;
+  void copy_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason);  // under ob.lock, by others
+  void queue_sealed(outbox& ob, int dest, std::uint64_t peer_stats::*reason, std::unique_ptr<queued> node,
+                    std::uint32_t items, std::unique_ptr<queued> then) noexcept;
+  // The producer's append without the lock (Fast appends); false: take the
+  // locked path.
+  bool append_fast(outbox& ob, int dest, std::size_t item, handler h, const std::byte* head, std::size_t hn,
+                   const std::byte* body, std::size_t bn) noexcept;
   std::size_t seal_outbox(outbox& ob, bool force, clock::time_point now);
+  void retire_quiet(clock::time_point now);
   void queue_bare(int dest, const handler* item);  // a buffer of no items (a heartbeat) or of one empty item
   void kick_sends();
   static bool inline_call(handler h, std::size_t hn, const std::byte* body, std::size_t n) noexcept;
@@ -465,6 +531,14 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   std::mutex m_outbox_m;
   std::uint64_t m_id = 0;        // this bridge among all of the process's, ever (the threads' outbox caches)
   std::size_t m_slot_bytes = 0;  // an outbox buffer's capacity (see Send path)
+  // Fast appends (config::fast_append, and the kernel's membarrier); fixed
+  // at construction. Retires: under the MPI lock.
+  bool m_fast_post = false;
+  static constexpr std::chrono::milliseconds k_retire_after{1};
+  static constexpr std::chrono::microseconds k_open_wait{10};  // the progress thread's sleep while a buffer is open
+  std::vector<outbox*> m_retiring;  // reserved once: a retire never allocates under the outbox locks it holds
+  clock::time_point m_next_retire{};
+  std::atomic<std::uint64_t> m_slots_retired{0};  // written under the MPI lock, read by stats()
   // Sent buffers, reused: a fresh allocation costs its page faults again
   // (and for a large one, glibc maps and unmaps it each time): a tenth of a
   // posting thread's time on 64 KiB buffers, and a 1 MiB round trip took

@@ -21,13 +21,15 @@ bool bridge::inline_call(handler h, std::size_t hn, const std::byte* body, std::
 
 // Whether items of this thread for its own rank wait to run (Local items
 // in bridge.hpp): an item that is not an inline call then joins them. Under
-// the lock: the owner may have just sealed the open buffer (its count is
-// then seen here).
+// the lock: the owner may have just copied out the open buffer (its count
+// is then seen here).
 bool bridge::self_waiting(outbox& ob) {
   ob.lock.lock();
   std::lock_guard lock(ob.lock, std::adopt_lock);
   // acquire: pairs with run_self's release (those items ran before this one).
-  return ob.slots[static_cast<std::size_t>(m_rank)].items != 0 ||
+  const outbox::slot& s = ob.slots[static_cast<std::size_t>(m_rank)];
+  // relaxed: the cursor is this thread's own.
+  return (s.cursor.load(std::memory_order_relaxed) & outbox::k_used_mask) != s.taken ||
          ob.self_queued.load(std::memory_order_acquire) != 0;
 }
 

@@ -297,9 +297,15 @@ void bridge::progress_thread() {
     bool open = false;
     const bool sealed = waiting_work(&open);
     const std::uint64_t posted = m_posted.load();
-    if (posted == m_seen_posted && !m_stop.load() && !sealed && !open) {
-      m_sleep_cv.wait_for(lock, sleep_for);
-      sleep_for = std::min<std::chrono::microseconds>(sleep_for * 2, std::chrono::milliseconds(1));
+    if (posted == m_seen_posted && !m_stop.load() && !sealed) {
+      if (open) {
+        // An open buffer: its producer's fast appends wake no one, so the
+        // next look comes within a look's interval (Fast appends).
+        m_sleep_cv.wait_for(lock, k_open_wait);
+      } else {
+        m_sleep_cv.wait_for(lock, sleep_for);
+        sleep_for = std::min<std::chrono::microseconds>(sleep_for * 2, std::chrono::milliseconds(1));
+      }
     }
     m_sleeping.store(false, std::memory_order_relaxed);
     idle = 100;  // back to a short spin
@@ -507,6 +513,7 @@ session_stats bridge::stats() const {
   }
   s.actor_messages = m_actor_messages.load(std::memory_order_relaxed);
   s.producer_waits = m_producer_waits.load(std::memory_order_relaxed);
+  s.slots_retired = m_slots_retired.load(std::memory_order_relaxed);  // relaxed: a counter
   return s;
 }
 

@@ -179,122 +179,6 @@ outbox& bridge::adopt_outbox() {
   return *ob;
 }
 
-// A buffer of at least `bytes` (not value-initialised: every byte sent is
-// written first), reused when one is at hand.
-std::unique_ptr<std::byte[]> bridge::take_buffer(std::size_t bytes, std::size_t* capacity) {
-  {
-    std::lock_guard lock(m_pool_m);
-    if (bytes <= m_slot_bytes) {
-      if (!m_pool.empty()) {
-        auto b = std::move(m_pool.back());
-        m_pool.pop_back();
-        *capacity = m_slot_bytes;
-        return b;
-      }
-    } else {
-      // The smallest that fits, if it is no more than twice what is asked.
-      std::size_t best = m_big.size();
-      for (std::size_t i = 0; i < m_big.size(); ++i) {
-        const std::size_t c = m_big[i].first;
-        if (c >= bytes && c / 2 <= bytes && (best == m_big.size() || c < m_big[best].first)) best = i;
-      }
-      if (best != m_big.size()) {
-        auto b = std::move(m_big[best].second);
-        *capacity = m_big[best].first;
-        m_big_bytes -= *capacity;
-        m_big.erase(m_big.begin() + static_cast<std::ptrdiff_t>(best));
-        return b;
-      }
-    }
-  }
-  *capacity = bytes <= m_slot_bytes ? m_slot_bytes : (bytes + 4095) / 4096 * 4096;
-  return std::unique_ptr<std::byte[]>(new std::byte[*capacity]);
-}
-
-void bridge::recycle(outgoing& o) noexcept {
-  if (o.capacity == 0 || o.bytes == nullptr) return;
-  std::lock_guard lock(m_pool_m);
-  if (o.capacity == m_slot_bytes) {
-    if (m_pool.size() < k_pool_buffers) m_pool.push_back(std::move(o.bytes));
-  } else if (o.capacity <= k_big_bytes) {
-    // Room made by dropping the oldest first.
-    while (m_big_bytes + o.capacity > k_big_bytes && !m_big.empty()) {
-      m_big_bytes -= m_big.front().first;
-      m_big.erase(m_big.begin());
-    }
-    try {
-      m_big.emplace_back(o.capacity, std::move(o.bytes));
-      m_big_bytes += o.capacity;
-    } catch (const std::bad_alloc&) {  // the buffer is freed with `o`
-    }
-  }
-}
-
-// Under ob.lock: dest's slot gets a buffer for its first item; `stamp`:
-// the time it opened is read (not for a buffer the same post seals: a
-// clock reading is a sizeable part of a post).
-void bridge::open_slot(outbox& ob, int dest, std::size_t item, bool stamp) {
-  outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
-  ob.open.push_back(dest);  // may throw: nothing else changed yet
-  try {
-    s.buf = take_buffer(std::max(m_slot_bytes, sizeof(buffer_header) + item), &s.capacity);
-  } catch (...) {
-    ob.open.pop_back();
-    throw;
-  }
-  s.used = sizeof(buffer_header);
-  if (stamp) s.opened = clock::now();
-  s.open_at = static_cast<int>(ob.open.size() - 1);
-  ob.has_open.store(true, std::memory_order_relaxed);  // relaxed: a hint (see outbox)
-}
-
-void bridge::seal_slot(outbox& ob, int dest, std::uint64_t peer_stats::*reason, std::unique_ptr<queued> node,
-                       std::unique_ptr<queued> then) noexcept {
-  outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
-  node->out = outgoing{std::move(s.buf), s.used, false, s.capacity};
-  outgoing& o = node->out;
-  const std::uint32_t items = s.items;
-  // The CRCs before the link's mutex: they cover payloads only. None for
-  // this rank's own buffers, which are not checked (run_self).
-  const bool with_crc = m_cfg.crc && dest != m_rank;
-  const std::uint32_t crc = with_crc ? crc32c(o.bytes.get() + sizeof(buffer_header), o.size - sizeof(buffer_header))
-                                     : 0;
-  const std::uint32_t then_crc =
-      then != nullptr && with_crc
-          ? crc32c(then->out.bytes.get() + sizeof(buffer_header), then->out.size - sizeof(buffer_header))
-          : 0;
-  s.used = 0;
-  s.capacity = 0;
-  s.items = 0;
-  const auto at = static_cast<std::size_t>(s.open_at);
-  const int moved = ob.open.back();
-  ob.open[at] = moved;
-  ob.slots[static_cast<std::size_t>(moved)].open_at = static_cast<int>(at);
-  ob.open.pop_back();
-  s.open_at = -1;
-  if (dest == m_rank) {  // counted until run_self ran them (Local items)
-    node->self_from = &ob;
-    if (then != nullptr) then->self_from = &ob;
-    ob.self_queued.fetch_add(then != nullptr ? 2 : 1, std::memory_order_relaxed);  // relaxed: read under ob.lock
-  }
-  lane& l = *m_lanes[static_cast<std::size_t>(dest)];
-  lock_lane(l.m);
-  std::lock_guard lock(l.m, std::adopt_lock);
-  const auto rank = static_cast<std::uint32_t>(m_rank);
-  write_header(o.bytes.get(), o.size, items, rank, stamp_epoch(), l.next_sequence++, with_crc, crc, false);
-  m_pending_bytes.fetch_add(o.size, std::memory_order_relaxed);
-  l.push(std::move(node));
-  l.st.*reason += 1;
-  if (then != nullptr) {
-    outgoing& b = then->out;
-    write_header(b.bytes.get(), b.size, 1, rank, stamp_epoch(), l.next_sequence++, with_crc, then_crc, true);
-    m_pending_bytes.fetch_add(b.size, std::memory_order_relaxed);
-    l.push(std::move(then));
-    l.st.large_sent++;
-  }
-  l.has_sealed.store(true, std::memory_order_relaxed);  // relaxed: a hint (see lane)
-}
-
 // A buffer that is not an outbox's: no items (a heartbeat), or one item
 // without payload (the goodbye). It takes the link's next sequence number.
 void bridge::queue_bare(int dest, const handler* item) {
@@ -367,6 +251,25 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
   outbox& ob = mine != nullptr ? *mine : my_outbox();
   const std::size_t item = sizeof(item_header) + n;
   const bool large = sizeof(buffer_header) + item > m_cfg.buffer_bytes;
+  // A reply is awaited: it goes at once when the link is idle, in either
+  // mode (an actor's answer from a worker waited for the owner to see the
+  // worker go idle: 10-30 µs of every remote ask under progress=thread).
+  // So does the first post of a thread after it waited in get(): usually
+  // its next request, which an open buffer would make wait for the owner
+  // that sleeps meanwhile (bridge::help_end).
+  const bool after_help = t_after_help == this;
+  if (after_help) t_after_help = nullptr;
+  // To this rank, only what joins earlier items to keep their order (not
+  // an inline call) is sealed at once.
+  const bool latency =
+      self ? !large && !inline_self
+           : (m_cfg.mode == send_mode::latency || h == handler::reply || after_help) && !large &&
+                 l.in_flight_hint.load(std::memory_order_relaxed) == 0 &&
+                 !l.has_sealed.load(std::memory_order_relaxed);
+  if (m_fast_post && !large && !latency && append_fast(ob, dest, item, h, head, hn, body, bn)) {
+    if (t_in_pass == this) m_owner_posted = true;  // sealed at the end of this pass
+    return;
+  }
   // Everything that allocates comes before the item is counted or written:
   // a post that throws (bad_alloc) leaves no trace (a counted item that is
   // never sent would hold wait_quiescent forever).
@@ -385,28 +288,29 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
     // In the open buffer: the item, or (large path) its notice.
     const std::size_t here = large ? sizeof(item_header) : item;
-    if (s.items != 0 && s.used + here > s.capacity) {
-      seal_slot(ob, dest, &peer_stats::flush_full, std::make_unique<queued>());
-      queued_one = true;
+    std::size_t at = s.cursor.load(std::memory_order_relaxed) & outbox::k_used_mask;  // relaxed: own
+    if (s.buf != nullptr && !s.listed.load(std::memory_order_relaxed)) {  // the owner asked for a seal
+      if (at != s.taken) {
+        seal_slot(ob, dest, &peer_stats::flush_timer, std::make_unique<queued>());
+        queued_one = true;
+        at = 0;
+      } else {
+        s.listed.store(true, std::memory_order_relaxed);  // copied out meanwhile: appends go on
+      }
+    }
+    if (s.buf != nullptr && at + here > s.capacity) {
+      if (at != s.taken) {
+        seal_slot(ob, dest, &peer_stats::flush_full, std::make_unique<queued>());
+        queued_one = true;
+      } else {  // all of it was copied out: the buffer goes back
+        const std::size_t capacity = s.capacity;
+        outgoing back{unlist_slot(ob, dest), 0, false, capacity};
+        recycle(back);
+      }
     }
     // The nodes this post will queue, before anything is written.
-    // A reply is awaited: it goes at once when the link is idle, in either
-    // mode (an actor's answer from a worker waited for the owner to see the
-    // worker go idle: 10-30 µs of every remote ask under progress=thread).
-    // So does the first post of a thread after it waited in get(): usually
-    // its next request, which an open buffer would make wait for the owner
-    // that sleeps meanwhile (bridge::help_end).
-    const bool after_help = t_after_help == this;
-    if (after_help) t_after_help = nullptr;
-    // To this rank, only what joins earlier items to keep their order (not
-    // an inline call) is sealed at once.
-    const bool latency =
-        self ? !large && !inline_self
-             : (m_cfg.mode == send_mode::latency || h == handler::reply || after_help) && !large &&
-                   l.in_flight_hint.load(std::memory_order_relaxed) == 0 &&
-                   !l.has_sealed.load(std::memory_order_relaxed);
     std::unique_ptr<queued> node = large || latency ? std::make_unique<queued>() : nullptr;
-    if (s.items == 0 && !(self && large)) {
+    if (s.buf == nullptr && !(self && large)) {
       open_slot(ob, dest, here, !latency && !large);
       opened = true;
     }
@@ -415,10 +319,11 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     ob.posts.store(ob.posts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.items_sent.store(s.items_sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.bytes_sent.store(s.bytes_sent.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    const std::uint64_t c = s.cursor.load(std::memory_order_relaxed);  // relaxed: this thread's own writes
     if (self && large) {
       // No notice: the owner runs this rank's buffers in the order they
       // were queued, the open one (if any) first.
-      if (s.items != 0) {
+      if (s.buf != nullptr && (c & outbox::k_used_mask) != s.taken) {
         seal_slot(ob, dest, &peer_stats::flush_full, std::move(node), std::move(big));
       } else {
         queue_alone(ob, std::move(big));
@@ -427,19 +332,18 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
     } else if (large) {
       // The notice as this thread's next item to dest, the item alone in a
       // buffer queued right after the notice's.
-      s.used += write_item(s.buf.get() + s.used, handler::large_notice, nullptr, 0, nullptr, 0);
-      s.items++;
+      const std::size_t w = write_item(s.buf.get() + (c & outbox::k_used_mask), handler::large_notice, nullptr, 0,
+                                       nullptr, 0);
+      s.cursor.store(c + w + outbox::k_one_item, std::memory_order_relaxed);  // relaxed: under lock, sealed now
       seal_slot(ob, dest, &peer_stats::flush_full, std::move(node), std::move(big));
       queued_one = true;
     } else {
-      s.used += write_item(s.buf.get() + s.used, h, head, hn, body, bn);
-      s.items++;
-      // The line a few items ahead, taken for writing now: the next post's
-      // lock exchange waits for this post's stores to leave the store
-      // buffer, and a store to a line that the last send's copy left shared
-      // would hold them there for a cross-core miss, every few items of a
-      // reused buffer (prefetch_for_write).
-      if (s.used + k_write_ahead < s.capacity) prefetch_for_write(s.buf.get() + s.used + k_write_ahead);
+      const std::size_t used = (c & outbox::k_used_mask) + write_item(s.buf.get() + (c & outbox::k_used_mask), h,
+                                                                       head, hn, body, bn);
+      if (!latency && s.opened == clock::time_point::max()) s.opened = clock::now();  // the first not yet taken
+      // release: pairs with copy_slot's acquire (the item's bytes).
+      s.cursor.store(c + item + outbox::k_one_item, std::memory_order_release);
+      if (used + k_write_ahead < s.capacity) prefetch_for_write(s.buf.get() + used + k_write_ahead);
       if (latency) {
         seal_slot(ob, dest, &peer_stats::flush_latency, std::move(node));  // the link is idle: this item goes now
         queued_one = true;
@@ -458,6 +362,40 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
   } else if (opened) {
     nudge_open();
   }
+}
+
+// The producer's append to a listed slot whose buffer has room, without
+// the lock (Fast appends in bridge.hpp). `busy` brackets it: a retire that
+// clears `listed` sees it after its membarrier, or this load of `listed`
+// sees the retire's store.
+bool bridge::append_fast(outbox& ob, int dest, std::size_t item, handler h, const std::byte* head, std::size_t hn,
+                         const std::byte* body, std::size_t bn) noexcept {
+  outbox::slot& s = ob.slots[static_cast<std::size_t>(dest)];
+  ob.busy.store(true, std::memory_order_relaxed);  // relaxed: the retire's membarrier orders it
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler keeps the store before the load
+  // relaxed: a slot listed by this thread, or by a retire that found it
+  // moved (then its buffer stayed as this thread left it).
+  const std::uint64_t c = s.cursor.load(std::memory_order_relaxed);  // this thread's own writes
+  if (!s.listed.load(std::memory_order_relaxed) || (c & outbox::k_used_mask) + item > s.capacity) {
+    ob.busy.store(false, std::memory_order_relaxed);  // relaxed: nothing written
+    return false;
+  }
+  // Counted before the item can be copied out, sent or processed anywhere
+  // (quiescence.hpp); only this thread writes these.
+  ob.posts.store(ob.posts.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  s.items_sent.store(s.items_sent.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  s.bytes_sent.store(s.bytes_sent.load(std::memory_order_relaxed) + hn + bn, std::memory_order_relaxed);
+  std::byte* at = s.buf.get() + (c & outbox::k_used_mask);
+  write_item(at, h, head, hn, body, bn);
+  // release: pairs with copy_slot's acquire (the item's bytes, the counts).
+  s.cursor.store(c + item + outbox::k_one_item, std::memory_order_release);
+  // release: pairs with the retire's acquire of `busy` (the cursor).
+  ob.busy.store(false, std::memory_order_release);
+  // The line a few items ahead, taken for writing now: a store to a line
+  // that the last send's copy left shared would wait for a cross-core miss,
+  // every few items of a reused buffer (prefetch_for_write).
+  if ((c & outbox::k_used_mask) + item + k_write_ahead < s.capacity) prefetch_for_write(at + item + k_write_ahead);
+  return true;
 }
 
 // A producer's buffer was queued: send it from this thread when no one is
@@ -492,92 +430,6 @@ void bridge::kick_sends() {
 void bridge::flush_all() {
   const bool any = seal_due(true, true) != 0;
   if (any && !in_pass_here() && t_serialized != this) kick_sends();
-}
-
-// Seals the outboxes' open buffers that are due: all of them when `force`
-// (flush, quiescence), else, at most every look_every per outbox, those
-// whose producer went idle, those older than the delay, and in latency mode
-// those of idle links.
-std::size_t bridge::seal_due(bool force, bool open_only) {
-  std::size_t n = 0;
-  const auto now = force ? clock::time_point{} : m_now;  // routine looks run in a pass (m_now is its start)
-  // acquire: pairs with adopt_outbox's release (a new outbox is seen whole).
-  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
-    // flush(): an outbox that shows no open buffer is not locked (each get()
-    // flushes, and locking every thread's outbox moved their lines). The
-    // caller's own hint is exact (its own writes); another thread's post
-    // that it does not show yet is ordered after this flush.
-    if (open_only && !ob->has_open.load(std::memory_order_relaxed)) continue;  // relaxed: a hint
-    n += seal_outbox(*ob, force, now);
-  }
-  return n;
-}
-
-std::size_t bridge::seal_outbox(outbox& ob, bool force, clock::time_point now) {
-  const auto delay = std::chrono::microseconds(m_cfg.flush_delay_us);
-  if (force) {
-    ob.lock.lock();
-  } else {
-    // Routine looks come from passes, under the MPI lock (next_look's).
-    // relaxed: a hint; an outbox that just opened is looked at next time.
-    if (!ob.has_open.load(std::memory_order_relaxed) || now < ob.next_look) return 0;
-    if (!ob.lock.try_lock()) return 0;  // its producer is appending: not idle, and the next look comes soon
-    ob.next_look = now + std::min(delay / 4, std::chrono::microseconds(10));
-  }
-  std::lock_guard lock(ob.lock, std::adopt_lock);
-  const std::uint64_t posts = ob.posts.load(std::memory_order_relaxed);
-  const bool idle = posts == ob.seen_posts;
-  ob.seen_posts = posts;
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < ob.open.size();) {
-    const int d = ob.open[i];
-    const outbox::slot& s = ob.slots[static_cast<std::size_t>(d)];
-    std::uint64_t peer_stats::*reason = nullptr;
-    if (force || idle) {
-      reason = &peer_stats::flush_idle;
-    } else if (m_cfg.mode == send_mode::latency &&
-               m_lanes[static_cast<std::size_t>(d)]->in_flight_hint.load(std::memory_order_relaxed) == 0 &&
-               !m_lanes[static_cast<std::size_t>(d)]->has_sealed.load(std::memory_order_relaxed)) {
-      reason = &peer_stats::flush_latency;
-    } else if (now - s.opened >= delay) {
-      reason = &peer_stats::flush_timer;
-    }
-    if (reason == nullptr) {
-      ++i;
-      continue;
-    }
-    std::unique_ptr<queued> node;
-    try {
-      node = std::make_unique<queued>();
-    } catch (const std::bad_alloc&) {
-      break;  // out of memory: the next look (or wave) tries again
-    }
-    seal_slot(ob, d, reason, std::move(node));  // takes ob.open[i] out (the last one moves there)
-    ++n;
-  }
-  ob.has_open.store(!ob.open.empty(), std::memory_order_relaxed);  // relaxed: a hint (see outbox)
-  return n;
-}
-
-// Whether a buffer waits to be sealed (*open), or to be sent or finish
-// sending (the result): hints, read after the owner's seq_cst fence before
-// it sleeps (Wake-ups). A send in flight needs the owner's MPI calls to
-// move on: without asynchronous progress, a rendezvous message (a large
-// item) goes a fragment per call when the peers cannot copy directly, and
-// an owner asleep for a millisecond a fragment made a 1 MiB round trip take
-// 25 ms.
-bool bridge::waiting_work(bool* open) {
-  bool o = false;
-  for (outbox* ob = m_outboxes.load(std::memory_order_acquire); ob != nullptr; ob = ob->next) {
-    o = o || ob->has_open.load(std::memory_order_relaxed);
-  }
-  *open = o;
-  for (const auto& l : m_lanes) {
-    if (l->has_sealed.load(std::memory_order_relaxed) || l->in_flight_hint.load(std::memory_order_relaxed) != 0) {
-      return true;
-    }
-  }
-  return false;
 }
 
 // Under the MPI lock.

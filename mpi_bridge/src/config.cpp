@@ -103,6 +103,9 @@ config config::from_env() {
     c.receives = static_cast<unsigned>(parse_number("STRATA_MPI_RECEIVES", v, 2, 256));
   }
   if (const char* v = env("STRATA_MPI_CRC")) c.crc = parse_number("STRATA_MPI_CRC", v, 0, 1) == 1;
+  if (const char* v = env("STRATA_MPI_FAST_APPEND")) {
+    c.fast_append = parse_number("STRATA_MPI_FAST_APPEND", v, 0, 1) == 1;
+  }
   if (const char* v = env("STRATA_MPI_HEARTBEAT_MS")) {
     c.heartbeat_ms = static_cast<unsigned>(parse_number("STRATA_MPI_HEARTBEAT_MS", v, 10, 600'000));
   }
@@ -231,6 +234,7 @@ std::string session_stats::to_json() const {
   j["actor_messages"] = actor_messages;
   j["producer_waits"] = producer_waits;
   j["outboxes"] = outboxes;
+  j["slots_retired"] = slots_retired;
   return j.dump();
 }
 

@@ -34,6 +34,7 @@ TEST(MpiConfig, GoodValuesAreRead) {
       .set("STRATA_MPI_FLUSH_US", "0")
       .set("STRATA_MPI_RECEIVES", "16")
       .set("STRATA_MPI_CRC", "1")
+      .set("STRATA_MPI_FAST_APPEND", "0")
       .set("STRATA_MPI_THREAD_LEVEL", "serialized")
       .set("STRATA_MPI_HEARTBEAT_MS", "100")
       .set("STRATA_MPI_DEADLINE_MS", "0")
@@ -45,6 +46,7 @@ TEST(MpiConfig, GoodValuesAreRead) {
   EXPECT_EQ(c.flush_delay_us, 0u);
   EXPECT_EQ(c.receives, 16u);
   EXPECT_TRUE(c.crc);
+  EXPECT_FALSE(c.fast_append);
   EXPECT_EQ(c.init_level, strata::mpi::thread_level::serialized);
   EXPECT_EQ(c.heartbeat_ms, 100u);
   EXPECT_EQ(c.deadline_ms, 0u);
@@ -77,6 +79,7 @@ TEST(MpiConfig, BadValuesNameTheVariableAndWhatIsAccepted) {
                        bad{"STRATA_MPI_RECEIVES", "1", "2 .. 256"},
                        bad{"STRATA_MPI_RECEIVES", "-3", "an integer"},
                        bad{"STRATA_MPI_CRC", "yes", "0 .. 1"},
+                       bad{"STRATA_MPI_FAST_APPEND", "2", "0 .. 1"},
                        bad{"STRATA_MPI_FLUSH_US", "", ""},
                        bad{"STRATA_MPI_HEARTBEAT_MS", "5", "10 .. 600000"},
                        bad{"STRATA_MPI_DEADLINE_MS", "100", "two heartbeats"},

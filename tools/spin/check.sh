@@ -5,14 +5,16 @@
 #   quiescence  the MPI bridge's termination detection (mutants ONE_WAVE, DONE_AT_RECEIPT)
 #   parking     the workers' parking protocol (mutants NO_RECHECK, PUSH_AFTER_CHECK)
 #   deque       the split deque's owner/thief protocol (mutants TAKE_NO_FENCE, LAST_NO_CAS)
+#   outbox      the MPI bridge's fast appends and retires (mutants NO_MEMBARRIER, NO_BUSY_CHECK, NO_RECHECK)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 model=${1:-quiescence}
 case $model in
   quiescence) mutants="ONE_WAVE DONE_AT_RECEIPT" defines="-DBUDGET=${SPIN_BUDGET:-2}" ;;
   parking) mutants="NO_RECHECK PUSH_AFTER_CHECK" defines="" ;;
+  outbox) mutants="NO_MEMBARRIER NO_BUSY_CHECK NO_RECHECK" defines="" ;;
   deque) mutants="TAKE_NO_FENCE LAST_NO_CAS" defines="" ;;
-  *) echo "spin: unknown model '$model'; accepted: quiescence, parking, deque"; exit 2 ;;
+  *) echo "spin: unknown model '$model'; accepted: quiescence, parking, deque, outbox"; exit 2 ;;
 esac
 command -v spin >/dev/null || { echo "spin: not found (apt-get install spin)"; exit 1; }
 work=$(mktemp -d)

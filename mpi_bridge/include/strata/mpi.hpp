@@ -65,6 +65,9 @@ struct config {
   unsigned flush_delay_us = 100;                      // a partial buffer waits at most this long
   unsigned receives = 8;                              // pre-posted persistent receives, 2 .. 256
   bool crc = false;                                   // CRC32C over every buffer, checked on receipt
+  // Producers append without a lock where the kernel has membarrier
+  // (Linux 4.14); false: every append takes its outbox's lock.
+  bool fast_append = true;
   thread_level init_level = thread_level::multiple;   // requested when strata initialises MPI
   // Failure detection: a buffer to every peer at least every heartbeat_ms
   // (an empty one when there is nothing to say); a peer silent for
@@ -80,7 +83,7 @@ struct config {
   // STRATA_MPI_MODE=throughput|latency, STRATA_MPI_PROGRESS=auto|thread|worker|caller,
   // STRATA_MPI_COMM_WORKER (a worker index; checked against the runtime at session start),
   // STRATA_MPI_BUFFER_BYTES, STRATA_MPI_MAX_PENDING_BYTES, STRATA_MPI_FLUSH_US,
-  // STRATA_MPI_RECEIVES, STRATA_MPI_CRC=0|1, STRATA_MPI_THREAD_LEVEL=funneled|serialized|multiple,
+  // STRATA_MPI_RECEIVES, STRATA_MPI_CRC=0|1, STRATA_MPI_FAST_APPEND=0|1, STRATA_MPI_THREAD_LEVEL=funneled|serialized|multiple,
   // STRATA_MPI_HEARTBEAT_MS, STRATA_MPI_DEADLINE_MS (0: no deadline), STRATA_MPI_LOOKUP_MS.
   // A bad value is a config_error naming the variable and what it accepts.
   static config from_env();
@@ -117,6 +120,7 @@ struct session_stats {
   std::uint64_t actor_messages = 0;  // messages from other ranks delivered to this rank's actors
   std::uint64_t producer_waits = 0;  // times a producer waited for the pending-bytes cap
   std::uint64_t outboxes = 0;        // per-thread buffer sets made (a new thread reuses an ended one's)
+  std::uint64_t slots_retired = 0;   // open buffers given back after their thread was quiet for a millisecond
   std::string to_json() const;
 };
 
