@@ -30,6 +30,7 @@ bridge::bridge(runtime& rt, const config& c, const init& how) : m_rt(rt), m_cfg(
   start_mpi(how);
   try {
     m_lanes.reserve(static_cast<std::size_t>(m_size));
+    m_departed = std::make_unique<departure[]>(static_cast<std::size_t>(m_size));
     for (int i = 0; i < m_size; ++i) {
       m_lanes.push_back(std::make_unique<lane>());
       m_lanes.back()->st.rank = i;

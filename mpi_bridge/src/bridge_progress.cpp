@@ -199,7 +199,7 @@ void bridge::check_peers(clock::time_point now) {
   for (int d = 0; d < m_size; ++d) {
     if (d == m_rank) continue;
     lane& l = *m_lanes[static_cast<std::size_t>(d)];
-    if (l.departed.load(std::memory_order_relaxed)) continue;
+    if (m_departed[static_cast<std::size_t>(d)].flag.load(std::memory_order_relaxed)) continue;
     if (now - l.last_sent >= beat && !l.has_sealed.load(std::memory_order_relaxed)) {
       // An empty buffer: it takes a sequence number like any other, so it
       // is checked and ordered like any other.

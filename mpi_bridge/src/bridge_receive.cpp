@@ -341,7 +341,7 @@ void bridge::dispatch_item(int source, handler h, const std::byte* p, std::size_
       return;
     case handler::goodbye: {
       // release: pairs with the producers' acquire in post/expect_reply.
-      m_lanes[static_cast<std::size_t>(source)]->departed.store(true, std::memory_order_release);
+      m_departed[static_cast<std::size_t>(source)].flag.store(true, std::memory_order_release);
       std::vector<std::unique_ptr<reply_sink>> orphans;
       {
         std::lock_guard lock(m_replies_m);
@@ -476,7 +476,7 @@ std::uint64_t bridge::expect_reply(int rank, std::unique_ptr<reply_sink> sink) {
     throw usage_error("strata::mpi: rank " + std::to_string(rank) + " does not exist (ranks 0.." +
                       std::to_string(m_size - 1) + ")");
   }
-  if (m_lanes[static_cast<std::size_t>(rank)]->departed.load(std::memory_order_acquire)) {
+  if (m_departed[static_cast<std::size_t>(rank)].flag.load(std::memory_order_acquire)) {
     throw remote_error("strata::mpi: rank " + std::to_string(rank) + " has closed its session (it said goodbye)");
   }
   const std::uint64_t id = m_next_request.fetch_add(1, std::memory_order_relaxed);

@@ -199,8 +199,29 @@ void bridge::queue_bare(int dest, const handler* item) {
 
 // ---- Send path --------------------------------------------------------------
 
+// The common post, in a small frame: an item that fits, to a rank that is
+// there, in throughput mode, not a reply, from a thread whose outbox is at
+// hand, with room under the pending cap (inline calls only, to this rank,
+// from outside a pass): a fast append (Fast appends in bridge.hpp).
+// Everything else, and every error, takes post_slow.
 void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, const std::byte* body,
                   std::size_t bn) {
+  const std::size_t item = sizeof(item_header) + hn + bn;
+  if (m_fast_post && static_cast<unsigned>(dest) < static_cast<unsigned>(m_size) &&
+      sizeof(buffer_header) + item <= m_cfg.buffer_bytes && m_cfg.mode == send_mode::throughput &&
+      h != handler::reply && t_last_outbox.bridge == m_id && t_after_help != this &&
+      !m_departed[static_cast<std::size_t>(dest)].flag.load(std::memory_order_acquire) &&
+      m_pending_bytes.load(std::memory_order_relaxed) <= m_cfg.max_pending_bytes &&
+      (dest != m_rank || (t_in_pass != this && inline_call(h, hn, body, hn + bn))) &&
+      append_fast(*t_last_outbox.ob, dest, item, h, head, hn, body, bn)) {
+    if (t_in_pass == this) m_owner_posted = true;  // sealed at the end of this pass
+    return;
+  }
+  post_slow(dest, h, head, hn, body, bn);
+}
+
+void bridge::post_slow(int dest, handler h, const std::byte* head, std::size_t hn, const std::byte* body,
+                       std::size_t bn) {
   const std::size_t n = hn + bn;
   if (dest < 0 || dest >= m_size) {
     throw usage_error("strata::mpi: rank " + std::to_string(dest) + " does not exist (ranks 0.." +
@@ -211,7 +232,7 @@ void bridge::post(int dest, handler h, const std::byte* head, std::size_t hn, co
                       std::to_string(m_cfg.max_message_bytes) + ")");
   }
   lane& l = *m_lanes[static_cast<std::size_t>(dest)];
-  if (l.departed.load(std::memory_order_acquire)) {
+  if (m_departed[static_cast<std::size_t>(dest)].flag.load(std::memory_order_acquire)) {
     throw remote_error("strata::mpi: rank " + std::to_string(dest) + " has closed its session (it said goodbye)");
   }
   // Local items (bridge.hpp): an inline call goes through this thread's

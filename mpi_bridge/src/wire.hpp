@@ -111,12 +111,28 @@ void for_each_item(const std::byte* p, const buffer_header& h, F&& f) {
 }
 
 // Writes one item (header, then head and body) at `at`; returns its size.
+// n bytes from src to dst (not overlapping). Up to 32 bytes by two
+// fixed-size copies that may overlap each other, never reaching outside
+// either range: a post_at item is 16-40 bytes, and a call of memcpy of a
+// variable size was a fifth of a posting thread's samples on the 8 B stream.
+inline void copy_bytes(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
+  if (n >= 8 && n <= 16) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n > 16 && n <= 32) {
+    std::memcpy(dst, src, 16);
+    std::memcpy(dst + n - 16, src + n - 16, 16);
+  } else if (n != 0) {
+    std::memcpy(dst, src, n);
+  }
+}
+
 inline std::size_t write_item(std::byte* at, handler h, const std::byte* head, std::size_t hn, const std::byte* body,
                               std::size_t bn) noexcept {
   const item_header ih{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(hn + bn)};
   std::memcpy(at, &ih, sizeof ih);
-  if (hn != 0) std::memcpy(at + sizeof ih, head, hn);
-  if (bn != 0) std::memcpy(at + sizeof ih + hn, body, bn);
+  copy_bytes(at + sizeof ih, head, hn);
+  copy_bytes(at + sizeof ih + hn, body, bn);
   return sizeof ih + hn + bn;
 }
 
