@@ -541,7 +541,10 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // Fast appends (config::fast_append, and the kernel's membarrier); fixed
   // at construction. Retires: under the MPI lock.
   bool m_fast_post = false;
-  static constexpr std::chrono::milliseconds k_retire_after{1};
+  // Long enough that a stream's pauses rarely pay a membarrier (11-20 µs
+  // here), short enough that a thread posting now and then does not keep
+  // its owner waking every look's interval for long.
+  static constexpr std::chrono::microseconds k_retire_after{250};
   static constexpr std::chrono::microseconds k_open_wait{10};  // the progress thread's sleep while a buffer is open
   std::vector<outbox*> m_retiring;  // reserved once: a retire never allocates under the outbox locks it holds
   clock::time_point m_next_retire{};

@@ -308,12 +308,14 @@ void bridge::retire_quiet(clock::time_point now) {
   if (m_retiring.empty()) return;
   // Every producer's `busy` store made before its load of `listed` is seen
   // after this; a producer that loads `listed` after it sees false.
-  if (m_fast_post) syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  // If it fails (it cannot once registered, short of a kernel that changed
+  // its mind), nothing is freed: every slot is listed again.
+  const bool fenced = !m_fast_post || syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
   for (outbox* ob : m_retiring) {
     // acquire: pairs with the fast append's release of `busy` (its cursor).
     // A producer inside an append (it may have been preempted there, for
     // a time slice) keeps its buffers: they are listed again, not waited for.
-    const bool busy = ob->busy.load(std::memory_order_acquire);
+    const bool busy = !fenced || ob->busy.load(std::memory_order_acquire);
     for (std::size_t i = ob->open.size(); i-- > 0;) {
       const int d = ob->open[i];
       outbox::slot& s = ob->slots[static_cast<std::size_t>(d)];

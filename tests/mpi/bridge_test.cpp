@@ -392,7 +392,7 @@ TEST(Delivery, ThreadsThatEndLeaveNothingBehind) {
   g_seen = nullptr;
 }
 
-// Bursts with quiet gaps around the retire delay (a millisecond): the
+// Bursts with quiet gaps around the retire delay (250 µs): the
 // owner copies out what a thread's open buffers hold while it appends, and
 // retires the slots of a thread gone quiet just as its next burst begins
 // (Fast appends in mpi_bridge/src/bridge.hpp). Every item arrives exactly
@@ -437,7 +437,7 @@ TEST(Delivery, BurstsAcrossRetiresArriveOnceAndInOrder) {
           sum += value;
           g_mpi->post_at(dest_of(me, seq), in_order, me, t, seq, value);
         }
-        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2500));  // about the retire delay
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 600));  // about the retire delay
       }
       sent_sum.fetch_add(sum, std::memory_order_relaxed);
     });
@@ -447,7 +447,7 @@ TEST(Delivery, BurstsAcrossRetiresArriveOnceAndInOrder) {
   EXPECT_EQ(misdelivered(seen, dest_of), 0u) << "posts seen other than exactly once at their destination";
   EXPECT_EQ(g_out_of_order.load(), 0u) << "items of one thread overtook each other";
   EXPECT_EQ(allreduce_sum(g_checksum.load()), allreduce_sum(sent_sum.load()));
-  // Gaps of up to 2.5 ms between some 60 bursts a thread: slots were retired.
+  // Gaps of up to 600 µs between some 60 bursts a thread: slots were retired.
   EXPECT_GT(g_mpi->stats().slots_retired, retired_before);
   g_seen = nullptr;
   g_last_seq = nullptr;

@@ -120,7 +120,7 @@ struct session_stats {
   std::uint64_t actor_messages = 0;  // messages from other ranks delivered to this rank's actors
   std::uint64_t producer_waits = 0;  // times a producer waited for the pending-bytes cap
   std::uint64_t outboxes = 0;        // per-thread buffer sets made (a new thread reuses an ended one's)
-  std::uint64_t slots_retired = 0;   // open buffers given back after their thread was quiet for a millisecond
+  std::uint64_t slots_retired = 0;   // open buffers given back after their thread was quiet for 250 µs
   std::string to_json() const;
 };
 
