@@ -35,8 +35,8 @@
 //
 // Fast appends. An item that fits the listed slot's buffer is written past
 // its cursor and published by one release store of the cursor: no locked
-// instruction (a lock's exchange waited for the previous item's stores to
-// drain: two fifths of a post). Others never take a producer's buffer: the
+// instruction (a lock's exchange waits for the previous item's stores to
+// drain). Others never take a producer's buffer: the
 // owner's looks, flush() and the waves copy the items between `taken` and
 // the cursor (acquire) into a buffer of their own, under the lock; the
 // bytes past the cursor are the producer's alone. The producer's own seal
@@ -527,7 +527,7 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // Set by the owner (release) when a peer said goodbye; read by every post
   // (acquire). A line per peer, apart from the lanes: the owner's writes to
   // a lane's send state (every send, every buffer received) made each
-  // post's read of a flag beside them a miss (a fifth of post's samples).
+  // post's read of a flag beside them a miss.
   struct alignas(64) departure {
     std::atomic<bool> flag{false};
   };
@@ -541,9 +541,10 @@ class bridge final : public strata::detail::remote_port, public strata::detail::
   // Fast appends (config::fast_append, and the kernel's membarrier); fixed
   // at construction. Retires: under the MPI lock.
   bool m_fast_post = false;
-  // Long enough that a stream's pauses rarely pay a membarrier (11-20 µs
-  // here), short enough that a thread posting now and then does not keep
-  // its owner waking every look's interval for long.
+  // Long enough that a stream's pauses rarely pay a membarrier (a system
+  // call that interrupts every running thread of the process), short
+  // enough that a thread posting now and then does not keep its owner
+  // waking every look's interval for long.
   static constexpr std::chrono::microseconds k_retire_after{250};
   static constexpr std::chrono::microseconds k_open_wait{10};  // the progress thread's sleep while a buffer is open
   std::vector<outbox*> m_retiring;  // reserved once: a retire never allocates under the outbox locks it holds

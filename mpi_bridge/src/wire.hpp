@@ -110,11 +110,10 @@ void for_each_item(const std::byte* p, const buffer_header& h, F&& f) {
   }
 }
 
-// Writes one item (header, then head and body) at `at`; returns its size.
 // n bytes from src to dst (not overlapping). Up to 32 bytes by two
 // fixed-size copies that may overlap each other, never reaching outside
-// either range: a post_at item is 16-40 bytes, and a call of memcpy of a
-// variable size was a fifth of a posting thread's samples on the 8 B stream.
+// either range: a post_at item's payload is 16-32 bytes, where a call of
+// memcpy for a size it must look at costs more than the copy.
 inline void copy_bytes(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
   if (n >= 8 && n <= 16) {
     std::memcpy(dst, src, 8);
@@ -127,6 +126,7 @@ inline void copy_bytes(std::byte* dst, const std::byte* src, std::size_t n) noex
   }
 }
 
+// Writes one item (header, then head and body) at `at`; returns its size.
 inline std::size_t write_item(std::byte* at, handler h, const std::byte* head, std::size_t hn, const std::byte* body,
                               std::size_t bn) noexcept {
   const item_header ih{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(hn + bn)};
