@@ -83,7 +83,8 @@ struct config {
   // STRATA_MPI_MODE=throughput|latency, STRATA_MPI_PROGRESS=auto|thread|worker|caller,
   // STRATA_MPI_COMM_WORKER (a worker index; checked against the runtime at session start),
   // STRATA_MPI_BUFFER_BYTES, STRATA_MPI_MAX_PENDING_BYTES, STRATA_MPI_FLUSH_US,
-  // STRATA_MPI_RECEIVES, STRATA_MPI_CRC=0|1, STRATA_MPI_FAST_APPEND=0|1, STRATA_MPI_THREAD_LEVEL=funneled|serialized|multiple,
+  // STRATA_MPI_RECEIVES, STRATA_MPI_CRC=0|1, STRATA_MPI_FAST_APPEND=0|1,
+  // STRATA_MPI_THREAD_LEVEL=funneled|serialized|multiple,
   // STRATA_MPI_HEARTBEAT_MS, STRATA_MPI_DEADLINE_MS (0: no deadline), STRATA_MPI_LOOKUP_MS.
   // A bad value is a config_error naming the variable and what it accepts.
   static config from_env();
